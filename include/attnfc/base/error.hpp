@@ -1,0 +1,20 @@
+#pragma once
+// Error types shared by every layer. The CLI maps them to exit codes:
+//   InputError   -> 2 (bad usage, bad config, bad CSV, incompatible checkpoint)
+//   other errors -> 1 (runtime failure)
+// Messages name the file / line / column / config key, what was found and
+// what was expected, so a user can act on them without reading the source.
+#include <stdexcept>
+#include <string>
+
+namespace attnfc {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "<file>:<line>:<col>: <what>" — line and column are 1-based; 0 omits them.
+std::string locate(const std::string& file, long line, long column, const std::string& what);
+
+}  // namespace attnfc

@@ -1,0 +1,16 @@
+#pragma once
+// Threading hygiene for every OpenMP kernel.
+
+namespace attnfc::kernels {
+
+// Physical cores of this machine (hyper-threads do not help FMA-bound kernels).
+int physical_cores();
+// Threads the kernels use: OMP_NUM_THREADS when set, else physical_cores().
+int default_threads();
+void set_threads(int n);
+int current_threads();
+// Flush denormals to zero / treat denormal inputs as zero in the calling thread.
+// Every kernel's parallel region calls this first (it is a single MXCSR write).
+void enable_flush_to_zero();
+
+}  // namespace attnfc::kernels

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what attnfc needs to build and test, from Debian 12 packages only.
+# Does nothing when everything is present; says what to run when it cannot install.
+set -euo pipefail
+
+packages=(g++ make cmake libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup-deps: missing Debian packages: ${missing[*]}" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup-deps: apt-get is not available here. Install the equivalents of: ${missing[*]}" >&2
+  echo "            (CLI11, nlohmann/json, spdlog, doctest, CMake >= 3.25, g++ with OpenMP)" >&2
+  exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO=sudo
+  else
+    echo "setup-deps: not root. Run this once, then 'make' again:" >&2
+    echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+else
+  SUDO=
+fi
+echo "setup-deps: installing ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
