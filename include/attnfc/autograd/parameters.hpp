@@ -1,0 +1,43 @@
+#pragma once
+// ParameterSet: named, persistent tensors with gradients (the model's weights).
+// Storage is allocated once, when a parameter is created, and keeps its address
+// for the set's lifetime. Names follow a dotted path ("blocks.0.attn.in_proj_weight").
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnfc/autograd/tensor.hpp"
+
+namespace attnfc::ag {
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+class ParameterSet {
+ public:
+  ParameterSet();
+  ~ParameterSet();
+  ParameterSet(const ParameterSet&) = delete;
+  ParameterSet& operator=(const ParameterSet&) = delete;
+
+  // Zero-initialised, contiguous, requires_grad. Throws on a duplicate name.
+  Tensor create(const std::string& name, const Shape& shape);
+  const std::vector<NamedTensor>& all() const { return params_; }
+  Tensor find(const std::string& name) const;  // undefined Tensor when absent
+  void zero_grad();
+  int64_t numel() const;
+
+ private:
+  std::vector<NamedTensor> params_;
+  std::vector<std::unique_ptr<float[]>> storage_;
+};
+
+// Fills a parameter in place (no tape): uniform in [-bound, bound] or normal(0, std).
+void init_uniform(const Tensor& t, float bound, uint64_t seed);
+void init_normal(const Tensor& t, float std, uint64_t seed);
+void init_constant(const Tensor& t, float value);
+
+}  // namespace attnfc::ag

@@ -1,0 +1,70 @@
+#pragma once
+// Tensor: float32, row-major, up to 4 dimensions, with shape and strides.
+// A Tensor is a small value handle (no heap allocation to copy it). Its memory
+// lives either in the current Graph's arena (activations, recycled every step)
+// or in a ParameterSet (weights, allocated once). Views share storage.
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace attnfc::ag {
+
+constexpr int kMaxDims = 4;
+
+struct Shape {
+  int ndim = 0;
+  std::array<int64_t, kMaxDims> dims{};
+
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> d);
+  int64_t operator[](int i) const { return dims[i < 0 ? i + ndim : i]; }
+  int64_t numel() const;
+  bool operator==(const Shape& o) const;
+  std::string str() const;  // "[2, 3, 4]"
+};
+
+struct TensorNode;  // tape bookkeeping, defined by the engine
+
+class Tensor {
+ public:
+  Tensor() = default;
+  bool defined() const { return data_ != nullptr || shape_.ndim > 0; }
+
+  const Shape& shape() const { return shape_; }
+  int ndim() const { return shape_.ndim; }
+  int64_t size(int d) const { return shape_[d]; }  // negative d counts from the end
+  int64_t stride(int d) const { return strides_[d < 0 ? d + shape_.ndim : d]; }
+  int64_t numel() const { return shape_.numel(); }
+  bool is_contiguous() const;
+
+  float* data() const { return data_; }  // element [0, ..., 0]
+  float* grad() const { return grad_; }  // same strides as data(); null without grad
+  bool requires_grad() const { return grad_ != nullptr; }
+  float item() const;                               // numel() == 1
+  float at(std::initializer_list<int64_t> index) const;
+
+  // Views: share storage; recorded on the tape so gradients flow through them.
+  Tensor reshape(Shape s) const;  // contiguous tensors only (else throws)
+  Tensor transpose(int a, int b) const;
+  Tensor permute(std::initializer_list<int> order) const;
+  Tensor slice(int dim, int64_t begin, int64_t end) const;  // [begin, end)
+  Tensor contiguous() const;  // itself when already contiguous, else a copy (on the tape)
+
+  // Engine internals (ops and the tape construct tensors through these).
+  Tensor(const Shape& s, const std::array<int64_t, kMaxDims>& strides, float* data, float* grad,
+         TensorNode* node);
+  const std::array<int64_t, kMaxDims>& strides() const { return strides_; }
+  TensorNode* node() const { return node_; }
+
+ private:
+  Shape shape_;
+  std::array<int64_t, kMaxDims> strides_{};
+  float* data_ = nullptr;
+  float* grad_ = nullptr;
+  TensorNode* node_ = nullptr;
+};
+
+std::array<int64_t, kMaxDims> contiguous_strides(const Shape& s);
+
+}  // namespace attnfc::ag
