@@ -1,0 +1,104 @@
+#pragma once
+// A loaded time series: what train, predict, evaluate and inspect all read.
+// Loading = CSV tokenize -> time axis -> value columns -> missing-value policy.
+// Whatever is wrong is an InputError naming file, line, column, found, expected.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnfc/data/csv.hpp"
+#include "attnfc/data/time.hpp"
+
+namespace attnfc::data {
+
+// What to do with missing-value tokens ("" NA NaN null ?) in value columns.
+enum class MissingPolicy {
+  kError,        // default: InputError listing the first rows and columns
+  kFfill,        // carry the last observed value forward (leading gap: first observed)
+  kInterpolate,  // linear in row index between neighbours (ends: nearest observed)
+  kMask,         // fill by interpolation and mark unobserved: excluded from loss/metrics
+};
+// "error" | "ffill" | "interpolate" | "mask"; anything else is an InputError.
+MissingPolicy parse_missing_policy(std::string_view text);
+const char* to_string(MissingPolicy policy);
+
+struct CsvOptions {
+  std::string path;
+  char delimiter = ',';
+  // One timestamp column by name. If both this and time_columns are empty, the
+  // time is found automatically: a column named date/datetime/time/timestamp/
+  // month/ds (any case), else composite year,month[,day[,hour[,minute]]]
+  // columns, else the first column if its first cell parses as a timestamp.
+  std::string time_column;
+  // Composite time, in order year, month, day, hour, minute (a prefix of it,
+  // e.g. {"year","month","day","hour"}). Integer cells.
+  std::vector<std::string> time_columns;
+  // Value columns by name. Empty = every numeric column except the time
+  // columns (text columns are skipped). A named column holding text is an error.
+  std::vector<std::string> value_columns;
+  MissingPolicy missing = MissingPolicy::kError;
+  // true: any gap or off-grid step is an InputError listing the first ones.
+  bool regular = false;
+  // "" = infer from the timestamps; else a Frequency::parse name ("1h", "B", "1mo").
+  std::string frequency;
+};
+
+// Where the time axis skips periods or leaves the grid.
+struct Gap {
+  size_t row = 0;            // 0-based data row right after the gap
+  int64_t before = 0;        // timestamp of row - 1
+  int64_t after = 0;         // timestamp of row
+  int64_t missing_periods = 0;  // whole periods absent; -1 if `after` is off the grid
+};
+
+struct TimeSeries {
+  std::string source;                 // file path
+  std::vector<std::string> channels;  // value column names, in output order
+  std::vector<std::string> time_columns;  // column(s) the time came from
+  std::vector<int64_t> timestamps;    // strictly increasing Unix seconds, one per row
+  TimeStyle time_style;               // how the input wrote its times
+  Frequency frequency;                // inferred or given
+  bool frequency_inferred = true;
+  // Row-major [rows x channels]. Never NaN: missing cells are filled per
+  // `missing_policy` and have observed == 0.
+  std::vector<float> values;
+  std::vector<uint8_t> observed;      // [rows x channels], 1 = value read from the file
+  std::vector<size_t> missing_per_channel;
+  MissingPolicy missing_policy = MissingPolicy::kError;
+  std::vector<Gap> gaps;              // in row order; total_missing_periods sums them
+  int64_t total_missing_periods = 0;
+  size_t off_grid_steps = 0;          // gaps with missing_periods == -1
+
+  size_t rows() const { return timestamps.size(); }
+  size_t num_channels() const { return channels.size(); }
+  float value(size_t row, size_t channel) const { return values[row * channels.size() + channel]; }
+  bool is_observed(size_t row, size_t channel) const {
+    return observed[row * channels.size() + channel] != 0;
+  }
+  size_t total_missing() const;
+  // Index of a channel by name; InputError listing the channels if absent.
+  size_t channel_index(std::string_view name) const;
+  // The n timestamps after the last row, stepped by `frequency`
+  // (InputError if the frequency is unknown).
+  std::vector<int64_t> future_timestamps(size_t n) const;
+  std::string format_time(int64_t t) const { return format_timestamp(t, time_style); }
+  // One line, e.g. "17420 rows x 7 channels, 2016-07-01 00:00:00 .. 2018-06-26 19:00:00, 1h, no gaps".
+  std::string describe() const;
+};
+
+// Reads options.path and builds the series.
+TimeSeries load_series(const CsvOptions& options);
+// Builds the series from an already tokenized table (options.path/delimiter unused).
+TimeSeries load_series(const CsvTable& table, const CsvOptions& options);
+
+// Infers the sampling frequency: business days if every row is a weekday at
+// midnight and weekends are skipped, calendar months/years if every row falls
+// on the same day of month at midnight, else the most common step in seconds.
+// Returns an unknown Frequency for fewer than 2 timestamps.
+Frequency infer_frequency(const std::vector<int64_t>& timestamps);
+// Gaps of `timestamps` relative to `freq` (see Gap).
+std::vector<Gap> find_gaps(const std::vector<int64_t>& timestamps, const Frequency& freq);
+
+}  // namespace attnfc::data

@@ -1,0 +1,75 @@
+#pragma once
+// Stride-1 sliding windows of context + horizon rows over one split part.
+// The sampler keeps a pointer to the series (which must outlive it) and an
+// order of window ids; fill_batch copies one batch into caller-provided buffers.
+// No per-batch heap allocation, and no window is ever dropped: the last batch
+// may be short (fill_batch returns its size).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "attnfc/data/split.hpp"
+
+namespace attnfc::data {
+
+struct TimeSeries;
+
+enum class ChannelMode {
+  kIndependent,  // every channel is its own univariate sample (shared weights)
+  kMixed,        // one sample holds all channels at each time step
+};
+
+struct WindowRef {
+  size_t start_row = 0;  // first context row
+  size_t channel = 0;    // channel for kIndependent; 0 for kMixed
+};
+
+class WindowSampler {
+ public:
+  // InputError if `rows` lies outside the series or context/horizon is 0.
+  WindowSampler(const TimeSeries& series, RowRange rows, size_t context, size_t horizon,
+                ChannelMode mode);
+
+  // Windows per channel = count_windows(rows, context + horizon);
+  // kIndependent multiplies by the number of channels.
+  size_t num_windows() const { return order_.size(); }
+  size_t num_batches(size_t batch_size) const {
+    return batch_size == 0 ? 0 : (order_.size() + batch_size - 1) / batch_size;
+  }
+  size_t context() const { return context_; }
+  size_t horizon() const { return horizon_; }
+  ChannelMode mode() const { return mode_; }
+  // Values per time step in a sample: 1 for kIndependent, channels for kMixed.
+  size_t width() const { return width_; }
+
+  // Restores chronological order (window id order: start row major, channel minor).
+  void reset_order();
+  // A Fisher-Yates permutation of the window ids drawn from `seed` alone (not
+  // from any earlier order), so the same seed gives the same order on any
+  // machine and thread count. Use e.g. seed = base_seed + epoch.
+  void shuffle(uint64_t seed);
+
+  WindowRef window(size_t position) const;
+
+  // Fills samples order[first, first + count) with count = min(batch_size,
+  // num_windows() - batch_index * batch_size) and returns count.
+  //   context_out  [count x context x width]
+  //   target_out   [count x horizon x width]
+  //   target_mask  [count x horizon x width] or nullptr: 1 where the target
+  //                counts in the loss: observed, or any value unless the
+  //                series' missing policy is kMask
+  //   context_mask [count x context x width] or nullptr: 1 where observed
+  //                (filled inputs are flagged 0, whatever the policy)
+  size_t fill_batch(size_t batch_index, size_t batch_size, float* context_out, float* target_out,
+                    float* target_mask = nullptr, float* context_mask = nullptr) const;
+
+ private:
+  const TimeSeries* series_;
+  RowRange rows_;
+  size_t context_, horizon_, width_;
+  ChannelMode mode_;
+  size_t windows_per_channel_;
+  std::vector<uint64_t> order_;
+};
+
+}  // namespace attnfc::data
