@@ -1,0 +1,62 @@
+#pragma once
+// Model checkpoints: one .safetensors file holding every parameter under its
+// documented name (docs/MODEL.md), optional extra state tensors (e.g. optimiser
+// moments; stored 1-D as "optim.<name>"), and string metadata:
+//   format          "attnfc.patch_transformer"          (written by save_checkpoint)
+//   format_version  "1"                                  (written by save_checkpoint)
+//   attnfc_version  the writing binary's version         (written by save_checkpoint)
+//   model_config    to_json(ModelConfig), compact JSON   (written by save_checkpoint)
+// and, by convention, keys the caller passes in `metadata`:
+//   config     the whole resolved run config (JSON)     scaler   scaler statistics (JSON)
+//   columns    JSON array of channel names              frequency e.g. "1h"
+// Reserved keys cannot be overridden by the caller.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnfc/autograd/optim.hpp"
+#include "attnfc/model/config.hpp"
+#include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/model/safetensors.hpp"
+
+namespace attnfc::model {
+
+inline constexpr const char* kCheckpointFormat = "attnfc.patch_transformer";
+inline constexpr int kCheckpointFormatVersion = 1;
+
+// Writes atomically (temporary file, fsync, rename). Throws InputError if a
+// metadata key is reserved or an extra tensor name clashes with a parameter.
+void save_checkpoint(const std::string& path, const PatchTransformer& model,
+                     const std::map<std::string, std::string>& metadata = {},
+                     const std::vector<ag::StateTensor>& extra = {});
+
+class Checkpoint {
+ public:
+  // Reads and checks format, format_version and model_config; errors name the
+  // file and the offending key, the value found and the value expected.
+  static Checkpoint read(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const ModelConfig& config() const { return config_; }
+  const std::string& attnfc_version() const { return attnfc_version_; }
+  // Every metadata entry, reserved ones included.
+  const std::map<std::string, std::string>& metadata() const { return file_.metadata; }
+  // Value of a metadata key, or `fallback` when absent.
+  std::string meta(const std::string& key, const std::string& fallback = "") const;
+
+  // Copies the weights into a model built from config(): every parameter must be
+  // present with dtype F32 and the parameter's shape, and every tensor in the file
+  // must be a parameter or an "optim." extra. Errors name the tensor and
+  // what differs (missing, unexpected, shape found vs expected, dtype).
+  void load_into(const PatchTransformer& model) const;
+  // Tensors saved as `extra` (in file order, "optim." prefix removed).
+  std::vector<ag::StateTensor> extra() const;
+
+ private:
+  std::string path_;
+  safetensors::File file_;
+  ModelConfig config_;
+  std::string attnfc_version_;
+};
+
+}  // namespace attnfc::model

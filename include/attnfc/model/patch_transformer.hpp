@@ -1,0 +1,101 @@
+#pragma once
+// PatchTransformer: a decoder-only causal Transformer over non-overlapping patches
+// (docs/MODEL.md states it exactly; scripts/torch_reference.py rebuilds it).
+//
+// A window of context_length = N * P steps becomes N tokens. Position n sees
+// patches 0..n only and predicts the H values that follow patch n, so one window
+// yields N training targets and no position ever sees its future.
+//
+// Shapes (B windows, L = context_length, P = patch_len, N = L / P, H = horizon,
+// C = token channels: 1 when channel-independent, config.channels when mixed):
+//   context / observed   [B, L]  or [B, L, C]       (C == 1 may omit the last dim)
+//   predictions          [B, N, H * C]   position n, row-major [H, C]
+//   training window      [B, L + H] or [B, L + H, C] (context followed by its future)
+// Values are in the data layer's (already scaled) units; the model normalises
+// internally (config.norm) and returns predictions in the same units.
+// observed: 1 = observed, 0 = missing. A missing input value is replaced by the
+// normalisation mean and flagged to the embedding; a missing target is left out
+// of the loss.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "attnfc/autograd/parameters.hpp"
+#include "attnfc/autograd/tensor.hpp"
+#include "attnfc/model/config.hpp"
+#include "attnfc/nn/attention.hpp"
+#include "attnfc/nn/layers.hpp"
+
+namespace attnfc::model {
+
+struct ForwardOptions {
+  bool training = false;      // dropout on when true
+  uint64_t dropout_seed = 0;  // vary per step (e.g. hash of run seed and step)
+};
+
+class PatchTransformer {
+ public:
+  // Registers every parameter in `params` under the names of docs/MODEL.md and
+  // initialises them deterministically from `seed`. Validates the config.
+  // `params` must outlive the model.
+  PatchTransformer(const ModelConfig& config, ag::ParameterSet& params, uint64_t seed);
+
+  const ModelConfig& config() const { return config_; }
+  ag::ParameterSet& parameters() const { return *params_; }
+
+  // Per-position predictions [B, N, H*C] on the current graph (GraphScope
+  // required; under NoGradScope nothing is recorded). observed may be undefined.
+  ag::Tensor forward(const ag::Tensor& context, const ag::Tensor& observed = {},
+                     const ForwardOptions& options = {}) const;
+
+  // Training loss (one element) for windows [B, L + H(, C)]: the first L steps are
+  // the context, and position n's targets are steps [(n+1)P, (n+1)P + H). Averaged
+  // over all positions or only the last (config.loss_positions), over observed
+  // targets only. Throws InputError if a batch has no observed target at all.
+  ag::Tensor loss(const ag::Tensor& window, const ag::Tensor& observed = {},
+                  const ForwardOptions& options = {}) const;
+
+  // Inference from the last position (no tape; uses its own scratch graph).
+  // context: row-major [batch, length, C]; observed same shape or nullptr (all
+  // observed). length may differ from context_length: a longer context uses its
+  // last L steps, a shorter one is padded in front with unobserved steps.
+  // horizon 0 means config.horizon; beyond it the forecast is rolled out
+  // autoregressively (predictions appended to the context, last L steps kept).
+  // Returns row-major [batch, horizon, C]. Throws InputError on a non-finite input
+  // or when the whole context is unobserved; never returns NaN (throws instead).
+  std::vector<float> forecast(const float* context, const uint8_t* observed, int64_t batch,
+                              int64_t length, int horizon = 0) const;
+  // One channel-independent series (C == 1): the last values -> [horizon].
+  std::vector<float> forecast(std::span<const float> context, int horizon = 0) const;
+
+  // Attention weights of one window (batch 1) for inspection: one entry per layer,
+  // each row-major [n_heads, N, N] (row = query position; causal, so upper triangle 0).
+  std::vector<std::vector<float>> attention_maps(const float* context, const uint8_t* observed,
+                                                 int64_t length) const;
+
+  // Number of trainable values.
+  int64_t num_parameters() const;
+
+ private:
+  struct Block {
+    nn::LayerNorm norm1, norm2;
+    nn::MultiHeadAttention attn;
+    nn::Linear ff_in, ff_out;
+  };
+  struct Normalized;  // defined in the .cpp
+
+  ag::Tensor predict_positions(const ag::Tensor& context, const ag::Tensor& observed,
+                               const ForwardOptions& options, bool last_only,
+                               std::vector<ag::Tensor>* attention) const;
+
+  ModelConfig config_;
+  ag::ParameterSet* params_;
+  nn::Linear embed_, embed_hidden_, embed_skip_;  // linear uses embed_ only
+  ag::Tensor pos_embedding_;                      // [N, d] when learned
+  std::vector<float> sinusoid_;                   // [N, d] when sinusoidal
+  std::vector<Block> blocks_;
+  nn::LayerNorm final_norm_;
+  nn::Linear head_;
+};
+
+}  // namespace attnfc::model
