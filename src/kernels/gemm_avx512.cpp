@@ -1,0 +1,153 @@
+// AVX-512 micro-kernel: a 12 x 32 tile of C held in 24 zmm accumulators.
+// Per k it loads two B vectors and broadcasts 12 A values: 24 FMAs against 14 loads,
+// which keeps both FMA ports of Ice Lake busy while the loads fit the two load ports.
+// 24 independent accumulators cover the FMA latency (4 cycles x 2 ports = 8 needed).
+// The bias/activation epilogue is fused into the masked store.
+#include "gemm_internal.hpp"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace attnfc::kernels::gemm_detail {
+namespace {
+
+constexpr int kMr = 12;
+constexpr int kNr = 32;
+
+// Note: the maskz_ forms of min/max/roundscale/scalef with a full mask are used on purpose;
+// GCC 12's unmasked forms expand through _mm512_undefined_ps and trip
+// -Wmaybe-uninitialized under -Werror.
+
+// exp(x) for float lanes: n = round(x / ln2), r = x - n ln2 (two-part ln2), degree-7
+// Taylor polynomial on |r| <= ln2/2 (truncation < 1e-8 relative), then scale by 2^n.
+// Inputs are clamped so the result saturates to 0 / ~1.7e38 instead of inf or NaN.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_set1_ps(-88.0f)), _mm512_set1_ps(88.0f));
+  const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_maskz_scalef_ps(0xFFFF, p, n);
+}
+
+// 0.5 x (1 + tanh(u)) == x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// This form has no cancellation and saturates cleanly at both ends.
+inline __m512 gelu_tanh_ps(__m512 x) {
+  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  const __m512 inner = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), x3, x);
+  const __m512 e = exp_ps(_mm512_mul_ps(inner, _mm512_set1_ps(-2.0f * 0.7978845608028654f)));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// 0.5 x (1 + erf(x / sqrt2)). With z = |x|/sqrt2, erfc(z) = poly(t) exp(-z^2),
+// t = 1 / (1 + p z) (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). For x >= 0 the
+// result is x (1 - erfc/2); for x < 0 it is x erfc/2, which keeps the small negative
+// tail accurate instead of subtracting two nearly equal numbers.
+inline __m512 gelu_erf_ps(__m512 x) {
+  const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.7071067811865476f));
+  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                                 _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), z,
+                                                 _mm512_set1_ps(1.0f)));
+  __m512 poly = _mm512_set1_ps(1.061405429f);
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
+  poly = _mm512_mul_ps(poly, t);
+  const __m512 half_erfc =
+      _mm512_mul_ps(_mm512_mul_ps(poly, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(),
+                                                              _mm512_mul_ps(z, z)))),
+                    _mm512_set1_ps(0.5f));
+  const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+  const __m512 factor =
+      _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), half_erfc), half_erfc);
+  return _mm512_mul_ps(x, factor);
+}
+
+inline __m512 activate(Activation act, __m512 v) {
+  switch (act) {
+    case Activation::None:
+      return v;
+    case Activation::Relu:
+      return _mm512_maskz_max_ps(0xFFFF, v, _mm512_setzero_ps());
+    case Activation::GeluTanh:
+      return gelu_tanh_ps(v);
+    case Activation::GeluErf:
+      return gelu_erf_ps(v);
+  }
+  return v;
+}
+
+// One 16-wide piece of a C row: alpha/beta, then (last K block) bias and activation.
+inline void store_vec(__m512 acc, float* c, const float* bias, __mmask16 m, const TileStore& st) {
+  __m512 v = _mm512_mul_ps(acc, _mm512_set1_ps(st.alpha));
+  if (st.first) {
+    if (st.beta != 0.0f) {
+      v = _mm512_fmadd_ps(_mm512_set1_ps(st.beta), _mm512_maskz_loadu_ps(m, c), v);
+    }
+  } else {
+    v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, c), v);
+  }
+  if (st.last) {
+    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias));
+    v = activate(st.act, v);
+  }
+  _mm512_mask_storeu_ps(c, m, v);
+}
+
+inline __mmask16 lane_mask(int n) {
+  if (n >= 16) return 0xFFFF;
+  if (n <= 0) return 0;
+  return static_cast<__mmask16>((1u << n) - 1u);
+}
+
+void kernel_12x32(int kc, const float* pa, const float* pb, const TileStore& st) {
+  __m512 c0[kMr], c1[kMr];
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    c0[r] = _mm512_setzero_ps();
+    c1[r] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(pb);
+    const __m512 b1 = _mm512_load_ps(pb + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(pb + 8 * kNr), _MM_HINT_T0);
+#pragma GCC unroll 12
+    for (int r = 0; r < kMr; ++r) {
+      const __m512 a = _mm512_set1_ps(pa[r]);
+      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+    }
+    pa += kMr;
+    pb += kNr;
+  }
+  const __mmask16 m0 = lane_mask(st.cols);
+  const __mmask16 m1 = lane_mask(st.cols - 16);
+  const float* bias0 = st.bias;
+  const float* bias1 = st.bias ? st.bias + 16 : nullptr;
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    if (r < st.rows) {
+      float* c = st.C + static_cast<long>(r) * st.ldc;
+      store_vec(c0[r], c, bias0, m0, st);
+      if (m1) store_vec(c1[r], c + 16, bias1, m1, st);
+    }
+  }
+}
+
+}  // namespace
+
+KernelSpec avx512_spec() { return {kMr, kNr, &kernel_12x32}; }
+
+}  // namespace attnfc::kernels::gemm_detail
+
+#endif  // __AVX512F__

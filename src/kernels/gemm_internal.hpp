@@ -1,0 +1,81 @@
+#pragma once
+// Internals of the packed GEMM (not part of the public API). Tests include this to
+// run every micro-kernel path that this CPU supports against the reference.
+//
+// Layout of the packed panels (both zero-padded to whole panels):
+//   A: for each MR-row panel, for k in [0,kc): MR values op(A)[i0 + r, k]
+//   B: for each NR-col panel, for k in [0,kc): NR values op(B)[k, j0 + c]
+// A micro-kernel multiplies one A panel by one B panel and stores the MR x NR tile
+// through TileStore, which applies alpha/beta and, on the last K block, the epilogue.
+#include <cstddef>
+#include <cstdint>
+
+#include "attnfc/kernels/gemm.hpp"
+
+namespace attnfc::kernels::gemm_detail {
+
+enum class Path : int { Auto = 0, Small = 1, Portable = 2, Avx2 = 3, Avx512 = 4 };
+
+// Where and how a micro-kernel writes its tile.
+struct TileStore {
+  float* C;
+  int ldc;
+  int rows;      // valid rows of the tile (<= MR)
+  int cols;      // valid columns of the tile (<= NR)
+  float alpha;
+  float beta;    // used only when first is set; 0 means C is not read
+  bool first;    // first K block: C = alpha*acc + beta*C, otherwise C += alpha*acc
+  bool last;     // last K block: apply bias and activation
+  const float* bias;  // already offset to the tile's first column, or null
+  Activation act;
+};
+
+using MicroKernel = void (*)(int kc, const float* pa, const float* pb, const TileStore& st);
+
+struct KernelSpec {
+  int mr;
+  int nr;
+  MicroKernel kernel;
+};
+
+// Blocking: K is cut into near-equal blocks of at most kKc (the split depends only
+// on K, so the summation order never depends on the thread count); A blocks of
+// kMc rows live in L2, B blocks of kKc x kNc in L2/L3.
+inline constexpr int kKc = 256;
+inline constexpr int kMc = 192;   // multiple of every MR (12, 6, 4)
+inline constexpr int kNc = 1024;  // multiple of every NR (32, 16)
+inline constexpr int kMaxMr = 12;
+inline constexpr int kMaxNr = 32;
+
+// Kernels available in this build (Avx512/Avx2 need the matching -march).
+bool path_available(Path p);
+KernelSpec kernel_spec(Path p);  // p must be a packed path (Portable, Avx2, Avx512)
+
+KernelSpec portable_spec();
+#if defined(__AVX2__) && defined(__FMA__)
+KernelSpec avx2_spec();
+#endif
+#if defined(__AVX512F__)
+KernelSpec avx512_spec();
+#endif
+
+// Packing (gemm_pack.cpp). Rows/cols beyond mc/nc are zero-filled up to the panel size.
+void pack_a(bool transA, const float* A, int lda, int i0, int mc, int k0, int kc, int mr,
+            float* dst);
+void pack_b(bool transB, const float* B, int ldb, int k0, int kc, int j0, int nc, int nr,
+            float* dst);
+
+// Scalar epilogue for a tile held in acc[MR rows x ld] (portable and AVX2 paths).
+void store_tile_generic(const float* acc, int ld, const TileStore& st);
+
+// The unpacked path for tiny products (single-threaded).
+void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A,
+                int lda, const float* B, int ldb, float beta, float* C, int ldc,
+                const Epilogue& ep);
+
+// Full GEMM with a forced path; threaded says whether it may open a parallel region.
+void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, int N, int K,
+                    float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                    float* C, int ldc, const Epilogue& ep);
+
+}  // namespace attnfc::kernels::gemm_detail
