@@ -32,7 +32,7 @@ struct ModelConfig {
   int patch_len = 16;        // [1, 4096]; 1 = one token per time step
   int horizon = 96;          // H: values each position predicts, [1, 65536]
   ChannelMode channel_mode = ChannelMode::kIndependent;
-  int channels = 1;  // [1, 4096]; series per token in "mixed" mode (must be 1 when independent)
+  int channels = 1;  // [1, 4096]; series per token in "mixed" mode (ignored when independent)
 
   InputNorm norm = InputNorm::kCausal;
   float norm_eps = 1e-5f;  // (0, 1]: sigma = sqrt(var + norm_eps)

@@ -54,6 +54,12 @@ class PatchTransformer {
   // targets only. Throws InputError if a batch has no observed target at all.
   ag::Tensor loss(const ag::Tensor& window, const ag::Tensor& observed = {},
                   const ForwardOptions& options = {}) const;
+  // The same loss with the window given as its two halves, as the data layer's
+  // WindowSampler fills them: context [B, L(, C)] and future [B, H(, C)], each with
+  // an optional observed mask (undefined = all observed).
+  ag::Tensor loss(const ag::Tensor& context, const ag::Tensor& context_observed,
+                  const ag::Tensor& future, const ag::Tensor& future_observed,
+                  const ForwardOptions& options = {}) const;
 
   // Inference from the last position (no tape; uses its own scratch graph).
   // context: row-major [batch, length, C]; observed same shape or nullptr (all

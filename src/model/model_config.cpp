@@ -1,0 +1,165 @@
+// ModelConfig: parsing, validation, and the resolved JSON form.
+#include <string>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/config.hpp"
+
+namespace attnfc::model {
+namespace {
+
+template <typename E>
+struct Names;
+template <>
+struct Names<ChannelMode> {
+  static constexpr const char* v[] = {"independent", "mixed"};
+};
+template <>
+struct Names<InputNorm> {
+  static constexpr const char* v[] = {"none", "instance", "causal"};
+};
+template <>
+struct Names<PatchEmbedding> {
+  static constexpr const char* v[] = {"linear", "mlp"};
+};
+template <>
+struct Names<PositionalEncoding> {
+  static constexpr const char* v[] = {"sinusoidal", "learned", "none"};
+};
+template <>
+struct Names<HeadTarget> {
+  static constexpr const char* v[] = {"value", "delta"};
+};
+template <>
+struct Names<LossPositions> {
+  static constexpr const char* v[] = {"all", "last"};
+};
+template <>
+struct Names<LossKind> {
+  static constexpr const char* v[] = {"mse", "mae", "huber"};
+};
+
+template <typename E>
+E read_choice(ConfigSection& s, const std::string& key, E fallback) {
+  std::vector<std::string> allowed(std::begin(Names<E>::v), std::end(Names<E>::v));
+  const std::string word = s.get_choice(key, Names<E>::v[static_cast<int>(fallback)], allowed);
+  for (size_t i = 0; i < allowed.size(); ++i) {
+    if (allowed[i] == word) return static_cast<E>(i);
+  }
+  return fallback;  // unreachable: get_choice throws on anything else
+}
+
+std::string key(const std::string& name) { return "config key 'model." + name + "'"; }
+
+}  // namespace
+
+const char* to_string(ChannelMode v) { return Names<ChannelMode>::v[static_cast<int>(v)]; }
+const char* to_string(InputNorm v) { return Names<InputNorm>::v[static_cast<int>(v)]; }
+const char* to_string(PatchEmbedding v) { return Names<PatchEmbedding>::v[static_cast<int>(v)]; }
+const char* to_string(PositionalEncoding v) {
+  return Names<PositionalEncoding>::v[static_cast<int>(v)];
+}
+const char* to_string(HeadTarget v) { return Names<HeadTarget>::v[static_cast<int>(v)]; }
+const char* to_string(LossPositions v) { return Names<LossPositions>::v[static_cast<int>(v)]; }
+const char* to_string(LossKind v) { return Names<LossKind>::v[static_cast<int>(v)]; }
+
+void ModelConfig::validate() const {
+  auto range = [](const std::string& name, double x, double lo, double hi) {
+    if (!(x >= lo && x <= hi)) {
+      throw InputError(key(name) + ": found " + std::to_string(x) + ", out of range: expected [" +
+                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+  };
+  range("context_length", context_length, 1, 65536);
+  range("patch_len", patch_len, 1, 4096);
+  range("horizon", horizon, 1, 65536);
+  range("channels", channels, 1, 4096);
+  range("d_model", d_model, 1, 4096);
+  range("n_heads", n_heads, 1, 256);
+  range("n_layers", n_layers, 0, 64);
+  range("ff_mult", ff_mult, 1, 16);
+  range("dropout", dropout, 0.0, 0.9);
+  if (!(norm_eps > 0 && norm_eps <= 1)) {
+    throw InputError(key("norm_eps") + ": expected a number in (0, 1]");
+  }
+  if (!(layernorm_eps > 0 && layernorm_eps <= 0.1f)) {
+    throw InputError(key("layernorm_eps") + ": expected a number in (0, 0.1]");
+  }
+  if (!(huber_delta > 0 && huber_delta <= 1e6f)) {
+    throw InputError(key("huber_delta") + ": expected a number in (0, 1e6]");
+  }
+  if (context_length % patch_len != 0) {
+    const int below = context_length / patch_len * patch_len;
+    const int above = below + patch_len;
+    throw InputError(key("context_length") + ": found " + std::to_string(context_length) +
+                     ", expected a multiple of model.patch_len (" + std::to_string(patch_len) +
+                     "), e.g. " + (below > 0 ? std::to_string(below) + " or " : "") +
+                     std::to_string(above));
+  }
+  if (d_model % n_heads != 0) {
+    throw InputError(key("d_model") + ": found " + std::to_string(d_model) +
+                     ", expected a multiple of model.n_heads (" + std::to_string(n_heads) + ")");
+  }
+  if (norm == InputNorm::kInstance && loss_positions == LossPositions::kAll) {
+    // Instance statistics span the whole context, so position n would see the mean
+    // and spread of its own targets: a leak that trains the model on an easier task.
+    throw InputError(
+        key("norm") +
+        ": \"instance\" normalises with statistics of the whole context, so earlier positions "
+        "would see their own targets; use it with model.loss_positions = \"last\", or use "
+        "model.norm = \"causal\"");
+  }
+}
+
+ModelConfig parse_model_config(const nlohmann::json& section, const std::string& path) {
+  ConfigSection s(section, path);
+  ModelConfig c;
+  c.context_length = static_cast<int>(s.get_int("context_length", c.context_length, 1, 65536));
+  c.patch_len = static_cast<int>(s.get_int("patch_len", c.patch_len, 1, 4096));
+  c.horizon = static_cast<int>(s.get_int("horizon", c.horizon, 1, 65536));
+  c.channel_mode = read_choice(s, "channel_mode", c.channel_mode);
+  c.channels = static_cast<int>(s.get_int("channels", c.channels, 1, 4096));
+  c.norm = read_choice(s, "norm", c.norm);
+  c.norm_eps = static_cast<float>(s.get_number("norm_eps", c.norm_eps, 0, 1, true));
+  c.target = read_choice(s, "target", c.target);
+  c.embedding = read_choice(s, "embedding", c.embedding);
+  c.positional = read_choice(s, "positional", c.positional);
+  c.d_model = static_cast<int>(s.get_int("d_model", c.d_model, 1, 4096));
+  c.n_heads = static_cast<int>(s.get_int("n_heads", c.n_heads, 1, 256));
+  c.n_layers = static_cast<int>(s.get_int("n_layers", c.n_layers, 0, 64));
+  c.ff_mult = static_cast<int>(s.get_int("ff_mult", c.ff_mult, 1, 16));
+  c.dropout = static_cast<float>(s.get_number("dropout", c.dropout, 0, 0.9));
+  c.layernorm_eps =
+      static_cast<float>(s.get_number("layernorm_eps", c.layernorm_eps, 0, 0.1, true));
+  c.loss_positions = read_choice(s, "loss_positions", c.loss_positions);
+  c.loss = read_choice(s, "loss", c.loss);
+  c.huber_delta = static_cast<float>(s.get_number("huber_delta", c.huber_delta, 0, 1e6, true));
+  s.finish();
+  c.validate();
+  return c;
+}
+
+nlohmann::json to_json(const ModelConfig& c) {
+  nlohmann::json j;
+  j["context_length"] = c.context_length;
+  j["patch_len"] = c.patch_len;
+  j["horizon"] = c.horizon;
+  j["channel_mode"] = to_string(c.channel_mode);
+  j["channels"] = c.channels;
+  j["norm"] = to_string(c.norm);
+  j["norm_eps"] = c.norm_eps;
+  j["target"] = to_string(c.target);
+  j["embedding"] = to_string(c.embedding);
+  j["positional"] = to_string(c.positional);
+  j["d_model"] = c.d_model;
+  j["n_heads"] = c.n_heads;
+  j["n_layers"] = c.n_layers;
+  j["ff_mult"] = c.ff_mult;
+  j["dropout"] = c.dropout;
+  j["layernorm_eps"] = c.layernorm_eps;
+  j["loss_positions"] = to_string(c.loss_positions);
+  j["loss"] = to_string(c.loss);
+  j["huber_delta"] = c.huber_delta;
+  return j;
+}
+
+}  // namespace attnfc::model

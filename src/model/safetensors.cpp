@@ -1,0 +1,253 @@
+// safetensors writer and validating reader (F32).
+#include "attnfc/model/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+
+namespace attnfc::model::safetensors {
+namespace {
+
+// The safetensors project refuses headers above 100 MB; so do we (a corrupt
+// length must not make us allocate gigabytes).
+constexpr uint64_t kMaxHeader = 100'000'000;
+
+void put_u64_le(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint64_t get_u64_le(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+void append_f32_le(std::string& out, const std::vector<float>& values) {
+  const size_t at = out.size();
+  out.resize(at + values.size() * 4);
+  char* dst = out.data() + at;
+  if constexpr (std::endian::native == std::endian::little) {
+    if (!values.empty()) std::memcpy(dst, values.data(), values.size() * 4);
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
+      for (int b = 0; b < 4; ++b) dst[4 * i + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
+    }
+  }
+}
+
+void read_f32_le(const char* src, size_t n, std::vector<float>& out) {
+  out.resize(n);
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n) std::memcpy(out.data(), src, n * 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits = 0;
+      for (int b = 3; b >= 0; --b) bits = (bits << 8) | static_cast<unsigned char>(src[4 * i + b]);
+      out[i] = std::bit_cast<float>(bits);
+    }
+  }
+}
+
+int dtype_size(const std::string& dtype) {
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2")
+    return 1;
+  return 0;
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+const TensorData* File::find(const std::string& name) const {
+  for (const auto& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::string serialize(const File& file) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!file.metadata.empty()) {
+    nlohmann::json meta = nlohmann::json::object();
+    for (const auto& [k, v] : file.metadata) meta[k] = v;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
+  for (const auto& t : file.tensors) {
+    if (t.name.empty() || t.name == "__metadata__") {
+      throw std::invalid_argument("safetensors: invalid tensor name '" + t.name + "'");
+    }
+    if (header.contains(t.name)) {
+      throw std::invalid_argument("safetensors: duplicate tensor name '" + t.name + "'");
+    }
+    if (t.dtype != "F32") {
+      throw std::invalid_argument("safetensors: tensor '" + t.name + "' must be F32");
+    }
+    uint64_t numel = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0) throw std::invalid_argument("safetensors: negative dimension in " + t.name);
+      numel *= static_cast<uint64_t>(d);
+    }
+    if (numel != t.values.size()) {
+      throw std::invalid_argument("safetensors: tensor '" + t.name + "' has shape " +
+                                  shape_str(t.shape) + " but " + std::to_string(t.values.size()) +
+                                  " values");
+    }
+    const uint64_t end = offset + numel * 4;
+    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, end}}};
+    offset = end;
+  }
+  std::string json = header.dump();
+  // Pad with spaces so the data buffer starts 8-byte aligned (as the reference writer does).
+  while ((8 + json.size()) % 8 != 0) json.push_back(' ');
+  std::string out;
+  out.reserve(8 + json.size() + offset);
+  put_u64_le(out, json.size());
+  out += json;
+  for (const auto& t : file.tensors) append_f32_le(out, t.values);
+  return out;
+}
+
+File parse(std::string_view bytes, const std::string& source) {
+  auto fail = [&](const std::string& what) -> InputError {
+    return InputError(source + ": not a valid safetensors file: " + what);
+  };
+  if (bytes.size() < 8) {
+    throw fail("it has " + std::to_string(bytes.size()) + " bytes, fewer than the 8-byte header length");
+  }
+  const uint64_t n = get_u64_le(bytes.data());
+  if (n > kMaxHeader || n > bytes.size() - 8) {
+    throw fail("header length " + std::to_string(n) + " exceeds the file's " +
+               std::to_string(bytes.size() - 8) + " remaining bytes");
+  }
+  const std::string_view header_text = bytes.substr(8, n);
+  if (header_text.empty() || header_text.front() != '{') {
+    throw fail("the header does not start with a JSON object '{'");
+  }
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(header_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw fail(std::string("header JSON: ") + e.what());
+  }
+  if (!header.is_object()) throw fail("the header is not a JSON object");
+  const std::string_view buffer = bytes.substr(8 + n);
+
+  File file;
+  struct Span {
+    uint64_t begin, end;
+    size_t index;
+  };
+  std::vector<Span> spans;
+  for (const auto& item : header.items()) {
+    const std::string& name = item.key();
+    const auto& e = item.value();
+    if (name == "__metadata__") {
+      if (!e.is_object()) throw fail("__metadata__ is not an object of strings");
+      for (const auto& m : e.items()) {
+        if (!m.value().is_string()) {
+          throw fail("__metadata__ entry '" + m.key() + "' is not a string");
+        }
+        file.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor '" + name + "': ";
+    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
+        !e.contains("data_offsets")) {
+      throw fail(where + "expected an object with dtype, shape and data_offsets");
+    }
+    const auto& dtype = e["dtype"];
+    const auto& shape = e["shape"];
+    const auto& offsets = e["data_offsets"];
+    if (!dtype.is_string()) throw fail(where + "dtype is not a string");
+    TensorData t;
+    t.name = name;
+    t.dtype = dtype.get<std::string>();
+    const int elem = dtype_size(t.dtype);
+    if (elem == 0) throw fail(where + "unknown dtype \"" + t.dtype + "\"");
+    if (!shape.is_array()) throw fail(where + "shape is not an array");
+    uint64_t numel = 1;
+    for (const auto& d : shape) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 40)) {
+        throw fail(where + "shape has an invalid dimension " + d.dump());
+      }
+      t.shape.push_back(d.get<int64_t>());
+      numel *= d.get<uint64_t>();
+      if (numel > (1ull << 40)) throw fail(where + "shape is too large");
+    }
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+      throw fail(where + "data_offsets is not a pair of non-negative integers");
+    }
+    const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+    if (begin > end || end > buffer.size()) {
+      throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                 "] lie outside the " + std::to_string(buffer.size()) + "-byte data buffer");
+    }
+    if (end - begin != numel * static_cast<uint64_t>(elem)) {
+      throw fail(where + "data_offsets span " + std::to_string(end - begin) + " bytes but shape " +
+                 shape_str(t.shape) + " of " + t.dtype + " needs " +
+                 std::to_string(numel * static_cast<uint64_t>(elem)));
+    }
+    if (t.dtype != "F32") {
+      throw InputError(source + ": tensor '" + name + "' has dtype " + t.dtype +
+                       ", expected F32 (attnfc stores and reads float32 only)");
+    }
+    read_f32_le(buffer.data() + begin, numel, t.values);
+    spans.push_back({begin, end, file.tensors.size()});
+    file.tensors.push_back(std::move(t));
+  }
+  // The tensors must tile the buffer: no overlap (aliasing) and no unexplained bytes.
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t expect = 0;
+  for (const auto& s : spans) {
+    if (s.begin != expect) {
+      throw fail("tensor '" + file.tensors[s.index].name + "' starts at byte " +
+                 std::to_string(s.begin) + " of the data buffer, expected " +
+                 std::to_string(expect) + " (tensors must not overlap or leave gaps)");
+    }
+    expect = s.end;
+  }
+  if (expect != buffer.size()) {
+    throw fail("the data buffer has " + std::to_string(buffer.size()) +
+               " bytes but the tensors cover " + std::to_string(expect));
+  }
+  // Present tensors in file order (the header object itself is unordered).
+  std::vector<TensorData> ordered;
+  ordered.reserve(spans.size());
+  for (const auto& s : spans) ordered.push_back(std::move(file.tensors[s.index]));
+  file.tensors = std::move(ordered);
+  return file;
+}
+
+void write(const std::string& path, const File& file) { write_file_atomic(path, serialize(file)); }
+
+File read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open checkpoint file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path);
+}
+
+}  // namespace attnfc::model::safetensors

@@ -1,0 +1,155 @@
+// Config parsing: defaults, round trip, unknown keys with suggestions, wrong types,
+// ranges, cross-key rules, and the shipped config files.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/config.hpp"
+
+using attnfc::InputError;
+using namespace attnfc::model;
+using nlohmann::json;
+
+namespace {
+// The message of the InputError that parsing `j` throws ("" if none).
+std::string error_of(const json& j) {
+  try {
+    parse_model_config(j);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("config: defaults and round trip through JSON") {
+  const ModelConfig d = parse_model_config(json::object());
+  CHECK(d.context_length == 336);
+  CHECK(d.patch_len == 16);
+  CHECK(d.num_patches() == 21);
+  CHECK(d.norm == InputNorm::kCausal);
+  CHECK(d.target == HeadTarget::kDeltaFromLast);
+  ModelConfig c;
+  c.context_length = 64;
+  c.patch_len = 8;
+  c.norm = InputNorm::kInstance;
+  c.loss_positions = LossPositions::kLast;
+  c.embedding = PatchEmbedding::kResidualMlp;
+  c.positional = PositionalEncoding::kLearned;
+  c.loss = LossKind::kHuber;
+  c.huber_delta = 0.5f;
+  c.dropout = 0.25f;
+  const json j = to_json(c);
+  const ModelConfig r = parse_model_config(j);
+  CHECK(to_json(r) == j);
+  CHECK(r.embedding == PatchEmbedding::kResidualMlp);
+  CHECK(r.dropout == 0.25f);
+  CHECK(parse_model_config(json(nullptr)).d_model == 64);  // null section = defaults
+  CHECK(parse_model_config(json{{"d_model", 128.0}}).d_model == 128);  // 128.0 is an integer
+}
+
+TEST_CASE("config: unknown key names the key and suggests the closest") {
+  const std::string e = error_of(json{{"d_modle", 32}});
+  CHECK(contains(e, "unknown config key 'model.d_modle'"));
+  CHECK(contains(e, "did you mean 'model.d_model'?"));
+  const std::string far = error_of(json{{"completely_unrelated", 1}});
+  CHECK(contains(far, "unknown config key 'model.completely_unrelated'"));
+  CHECK(!contains(far, "did you mean"));
+  CHECK(contains(far, "patch_len"));  // lists the valid keys instead
+  const std::string choice = error_of(json{{"norm", "casual"}});
+  CHECK(contains(choice, "model.norm"));
+  CHECK(contains(choice, "did you mean \"causal\"?"));
+}
+
+TEST_CASE("config: wrong types and out-of-range values name key and range") {
+  std::string e = error_of(json{{"d_model", "64"}});
+  CHECK(contains(e, "'model.d_model'"));
+  CHECK(contains(e, "found a string"));
+  CHECK(contains(e, "an integer in [1, 4096]"));
+  e = error_of(json{{"n_layers", 100}});
+  CHECK(contains(e, "'model.n_layers'"));
+  CHECK(contains(e, "out of range"));
+  CHECK(contains(e, "[0, 64]"));
+  e = error_of(json{{"dropout", 1.5}});
+  CHECK(contains(e, "'model.dropout'"));
+  CHECK(contains(e, "[0, 0.9]"));
+  e = error_of(json{{"norm_eps", 0}});
+  CHECK(contains(e, "(0, 1]"));
+  e = error_of(json{{"patch_len", 2.5}});
+  CHECK(contains(e, "'model.patch_len'"));
+  e = error_of(json{{"positional", true}});
+  CHECK(contains(e, "\"sinusoidal\", \"learned\", \"none\""));
+  e = error_of(json::array());
+  CHECK(contains(e, "expected an object"));
+}
+
+TEST_CASE("config: cross-key rules") {
+  std::string e = error_of(json{{"context_length", 100}, {"patch_len", 16}});
+  CHECK(contains(e, "multiple of model.patch_len"));
+  CHECK(contains(e, "96 or 112"));
+  e = error_of(json{{"d_model", 30}, {"n_heads", 4}});
+  CHECK(contains(e, "multiple of model.n_heads"));
+  e = error_of(json{{"norm", "instance"}});  // with the default loss on all positions
+  CHECK(contains(e, "loss_positions"));
+  CHECK(error_of(json{{"norm", "instance"}, {"loss_positions", "last"}}).empty());
+  CHECK(error_of(json{{"patch_len", 1}, {"context_length", 7}}).empty());
+}
+
+TEST_CASE("config: edit distance and suggestions") {
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("same", "same") == 0);
+  CHECK(closest_match("hiddn", {"horizon", "hidden", "heads"}) == "hidden");
+  CHECK(closest_match("zzzzzzzz", {"horizon", "hidden"}).empty());
+}
+
+TEST_CASE("config: ConfigSection reads lists, bools and nested objects strictly") {
+  const json j = {{"columns", {"OT", "HUFL"}}, {"flag", true}, {"sub", {{"x", 1}}}, {"bad", {1}}};
+  ConfigSection s(j, "data");
+  CHECK(s.get_string_list("columns", {}).size() == 2);
+  CHECK(s.get_bool("flag", false));
+  CHECK(s.get_object("sub").at("x") == 1);
+  try {
+    s.get_string_list("bad", {});
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "'data.bad[0]'"));
+  }
+  ConfigSection t(j, "data");
+  t.allow("columns");
+  t.allow("flag");
+  t.allow("sub");
+  CHECK_THROWS_AS(t.finish(), InputError);  // "bad" was never read
+  t.allow("bad");
+  CHECK_NOTHROW(t.finish());
+}
+
+TEST_CASE("config: JSON syntax errors point at line and column") {
+  const std::string path = "test_config_syntax.json";
+  {
+    std::ofstream out(path);
+    out << "{\n  \"model\": {\n    \"d_model\": 64,,\n  }\n}\n";
+  }
+  try {
+    load_json_file(path);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "test_config_syntax.json:3:"));
+  }
+  std::remove(path.c_str());
+  CHECK_THROWS_AS(load_json_file("does/not/exist.json"), InputError);
+}
+
+TEST_CASE("config: shipped configs have valid model sections") {
+  for (const char* name : {"default.json", "etth1_S.json"}) {
+    const std::string path = std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name;
+    const json j = load_json_file(path);
+    REQUIRE(j.contains("model"));
+    CHECK_NOTHROW(parse_model_config(j["model"]));
+  }
+}

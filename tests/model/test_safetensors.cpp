@@ -1,0 +1,130 @@
+// safetensors: the exact bytes of the documented format, round trips, and the
+// reader's refusal of every kind of malformed file.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/safetensors.hpp"
+
+using attnfc::InputError;
+namespace st = attnfc::model::safetensors;
+
+namespace {
+std::string with_header(const std::string& json, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out + json + data;
+}
+std::string error_of(const std::string& bytes) {
+  try {
+    st::parse(bytes, "x.safetensors");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("safetensors: writes the documented format byte for byte") {
+  st::File f;
+  f.metadata["k"] = "v";
+  f.tensors.push_back({"b", {2}, {1.0f, -2.0f}});
+  f.tensors.push_back({"a", {1, 1}, {0.5f}});
+  const std::string bytes = st::serialize(f);
+  // Header: compact JSON with sorted keys, space-padded so the data starts 8-aligned.
+  std::string json =
+      R"({"__metadata__":{"k":"v"},"a":{"data_offsets":[8,12],"dtype":"F32","shape":[1,1]},)"
+      R"("b":{"data_offsets":[0,8],"dtype":"F32","shape":[2]}})";
+  while ((json.size() + 8) % 8) json += ' ';
+  REQUIRE(bytes.size() == 8 + json.size() + 12);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  CHECK(n == json.size());
+  CHECK(bytes.substr(8, n) == json);
+  // Data: IEEE-754 little-endian, in the order given: 1.0 = 00 00 80 3f, -2.0 = 00 00 00 c0.
+  const unsigned char expect[12] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0, 0x3f};
+  CHECK(std::memcmp(bytes.data() + 8 + n, expect, 12) == 0);
+}
+
+TEST_CASE("safetensors: round trip keeps names, shapes, values and metadata") {
+  st::File f;
+  f.metadata["attnfc_version"] = "0.1.0";
+  f.metadata["config"] = R"({"x": [1, 2]})";
+  f.tensors.push_back({"w", {2, 3}, {1, 2, 3, 4, 5, 6}});
+  f.tensors.push_back({"empty", {0}, {}});
+  f.tensors.push_back({"scalar", {}, {7.25f}});
+  const st::File g = st::parse(st::serialize(f), "mem");
+  CHECK(g.metadata == f.metadata);
+  REQUIRE(g.tensors.size() == 3);
+  const st::TensorData* w = g.find("w");
+  REQUIRE(w);
+  CHECK(w->shape == std::vector<int64_t>{2, 3});
+  CHECK(w->values == f.tensors[0].values);
+  CHECK(g.find("scalar")->values == std::vector<float>{7.25f});
+  CHECK(g.find("missing") == nullptr);
+  // Files written by other tools may put tensors in any order and omit metadata.
+  const std::string foreign = with_header(
+      R"({"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+      std::string("\0\0\x80\x3f\0\0\0\x40", 8));
+  const st::File h = st::parse(foreign, "foreign");
+  CHECK(h.tensors[0].name == "x");
+  CHECK(h.find("y")->values[0] == 2.0f);
+}
+
+TEST_CASE("safetensors: malformed files are refused with a reason") {
+  CHECK(contains(error_of("abc"), "fewer than the 8-byte"));
+  CHECK(contains(error_of(with_header("{}", "") + "xx"), "data buffer has 2 bytes"));
+  std::string huge(8, '\xff');
+  CHECK(contains(error_of(huge + "{}"), "header length"));
+  CHECK(contains(error_of(with_header("[1]", "")), "does not start with a JSON object"));
+  CHECK(contains(error_of(with_header("{\"a\":", "")), "header JSON"));
+  const std::string four(4, '\0');
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
+                                      four)),
+                 "tensor 'a' has dtype F16, expected F32"));
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"Q9","shape":[1],"data_offsets":[0,4]}})",
+                                      four)),
+                 "unknown dtype"));
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})",
+                                      four)),
+                 "needs 8"));
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})",
+                                      four)),
+                 "outside"));
+  CHECK(contains(
+      error_of(with_header(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+          four + four)),
+      "must not overlap"));
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
+                                      four)),
+                 "invalid dimension"));
+  CHECK(contains(error_of(with_header(R"({"__metadata__":{"k":1}})", "")), "not a string"));
+  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32"}})", "")),
+                 "expected an object with dtype"));
+  CHECK_THROWS_AS(st::read("no/such/file.safetensors"), InputError);
+}
+
+TEST_CASE("safetensors: the writer rejects inconsistent tensors") {
+  st::File f;
+  f.tensors.push_back({"w", {2, 2}, {1, 2, 3}});
+  CHECK_THROWS_AS(st::serialize(f), std::invalid_argument);
+  f.tensors[0] = {"w", {1}, {1}};
+  f.tensors.push_back({"w", {1}, {1}});
+  CHECK_THROWS_AS(st::serialize(f), std::invalid_argument);
+}
+
+TEST_CASE("safetensors: write is atomic and read returns what was written") {
+  st::File f;
+  f.tensors.push_back({"t", {3}, {1, 2, 3}});
+  const std::string path = "test_safetensors_roundtrip.safetensors";
+  st::write(path, f);
+  CHECK(st::read(path).find("t")->values == f.tensors[0].values);
+  std::remove(path.c_str());
+}
