@@ -1,0 +1,247 @@
+#include "attnfc/train/baselines.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "attnfc/kernels/threading.hpp"
+
+namespace attnfc::train {
+
+namespace {
+
+// The last observed (non-NaN) value of channel c at or before context row t; NaN if none.
+double last_observed(const float* ctx, int t, int channels, int c) {
+  for (; t >= 0; --t) {
+    const float v = ctx[static_cast<int64_t>(t) * channels + c];
+    if (!std::isnan(v)) return v;
+  }
+  return std::nan("");
+}
+
+}  // namespace
+
+int infer_period(const SeriesRef& train, int max_lag, double min_acf) {
+  max_lag = static_cast<int>(std::min<int64_t>(max_lag, train.rows / 2));
+  if (max_lag < 3) return 1;
+  // Autocorrelation after removing a centred moving average of width 2 * max_lag + 1: a
+  // level shift or slow trend makes the raw ACF decay smoothly and blurs the seasonal peaks
+  // (raw, ETTh1's OT peaks at lag 22 instead of 24).
+  const int64_t n = train.rows;
+  const int64_t half = max_lag;
+  std::vector<double> d(n), prefix(n + 1);
+  std::vector<int64_t> prefix_n(n + 1);
+  std::vector<double> acf(max_lag + 1, 0.0);
+  int used = 0;
+  for (int c = 0; c < train.channels; ++c) {
+    prefix[0] = 0, prefix_n[0] = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const float v = train.at(t, c);
+      const bool ok = !std::isnan(v);
+      prefix[t + 1] = prefix[t] + (ok ? v : 0.0);
+      prefix_n[t + 1] = prefix_n[t] + ok;
+    }
+    double sum = 0;
+    int64_t count = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t lo = std::max<int64_t>(0, t - half), hi = std::min<int64_t>(n, t + half + 1);
+      const double local = prefix[hi] - prefix[lo];
+      const int64_t local_n = prefix_n[hi] - prefix_n[lo];
+      d[t] = train.at(t, c) - local / static_cast<double>(std::max<int64_t>(1, local_n));
+      if (!std::isnan(d[t])) sum += d[t], ++count;
+    }
+    if (count < 2) continue;
+    const double mean = sum / static_cast<double>(count);
+    double var = 0;
+    for (int64_t t = 0; t < n; ++t)
+      if (!std::isnan(d[t])) var += (d[t] - mean) * (d[t] - mean);
+    if (!(var > 1e-12 * count * (1 + mean * mean))) continue;  // no variation, no season
+    for (int k = 1; k <= max_lag; ++k) {
+      double cov = 0;
+      for (int64_t t = k; t < n; ++t)
+        if (!std::isnan(d[t]) && !std::isnan(d[t - k])) cov += (d[t] - mean) * (d[t - k] - mean);
+      acf[k] += cov / var;
+    }
+    ++used;
+  }
+  if (used == 0) return 1;
+  int best = 1;
+  double best_acf = min_acf;
+  for (int k = 2; k < max_lag; ++k) {
+    const double a = acf[k] / used;
+    const bool peak = acf[k] > acf[k - 1] && acf[k] >= acf[k + 1];
+    if (peak && a > best_acf) best = k, best_acf = a;
+  }
+  return best;
+}
+
+void repeat_last(const float* contexts, int64_t batch, int context, int horizon, int channels,
+                 float* out) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* ctx = contexts + b * context * channels;
+    float* o = out + b * horizon * channels;
+    for (int c = 0; c < channels; ++c) {
+      const float last = static_cast<float>(last_observed(ctx, context - 1, channels, c));
+      for (int h = 0; h < horizon; ++h) o[h * channels + c] = last;
+    }
+  }
+}
+
+void seasonal_naive(const float* contexts, int64_t batch, int context, int horizon, int channels,
+                    int period, float* out) {
+  if (period < 1 || period > context)
+    throw std::invalid_argument("seasonal-naive: period " + std::to_string(period) +
+                                " must be between 1 and the context length " +
+                                std::to_string(context));
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* ctx = contexts + b * context * channels;
+    float* o = out + b * horizon * channels;
+    for (int h = 1; h <= horizon; ++h) {
+      // Same phase in the last season the context saw: T + h - m * ceil(h / m).
+      const int back = period * ((h + period - 1) / period);
+      const int t = context - 1 + h - back;  // index into the context, 0-based
+      for (int c = 0; c < channels; ++c)
+        o[(h - 1) * channels + c] = static_cast<float>(last_observed(ctx, t, channels, c));
+    }
+  }
+}
+
+void cholesky_solve(std::vector<double>& A, int n, std::vector<double>& B, int nrhs) {
+  // A = L L^T, L stored in the lower triangle of A.
+  for (int j = 0; j < n; ++j) {
+    double d = A[static_cast<size_t>(j) * n + j];
+    for (int k = 0; k < j; ++k) d -= A[static_cast<size_t>(j) * n + k] * A[static_cast<size_t>(j) * n + k];
+    if (!(d > 0)) throw std::runtime_error("cholesky_solve: matrix is not positive definite");
+    const double ljj = std::sqrt(d);
+    A[static_cast<size_t>(j) * n + j] = ljj;
+    for (int i = j + 1; i < n; ++i) {
+      double s = A[static_cast<size_t>(i) * n + j];
+      const double* li = &A[static_cast<size_t>(i) * n];
+      const double* lj = &A[static_cast<size_t>(j) * n];
+      for (int k = 0; k < j; ++k) s -= li[k] * lj[k];
+      A[static_cast<size_t>(i) * n + j] = s / ljj;
+    }
+  }
+  // Forward: L Z = B, then backward: L^T X = Z.
+  for (int i = 0; i < n; ++i) {
+    double* bi = &B[static_cast<size_t>(i) * nrhs];
+    for (int k = 0; k < i; ++k) {
+      const double l = A[static_cast<size_t>(i) * n + k];
+      const double* bk = &B[static_cast<size_t>(k) * nrhs];
+      for (int r = 0; r < nrhs; ++r) bi[r] -= l * bk[r];
+    }
+    const double inv = 1.0 / A[static_cast<size_t>(i) * n + i];
+    for (int r = 0; r < nrhs; ++r) bi[r] *= inv;
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    double* bi = &B[static_cast<size_t>(i) * nrhs];
+    for (int k = i + 1; k < n; ++k) {
+      const double l = A[static_cast<size_t>(k) * n + i];
+      const double* bk = &B[static_cast<size_t>(k) * nrhs];
+      for (int r = 0; r < nrhs; ++r) bi[r] -= l * bk[r];
+    }
+    const double inv = 1.0 / A[static_cast<size_t>(i) * n + i];
+    for (int r = 0; r < nrhs; ++r) bi[r] *= inv;
+  }
+}
+
+NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ridge) {
+  if (context < 1 || horizon < 1)
+    throw std::invalid_argument("NLinear: context and horizon must be positive");
+  const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
+  const int64_t starts = train.rows - context - horizon + 1;
+  std::vector<double> xtx(static_cast<size_t>(n) * n, 0.0), xty(static_cast<size_t>(n) * horizon, 0.0);
+
+  // Windows are gathered in chunks and each chunk is added to X^T X with rows of the product
+  // split across threads: every entry is owned by one thread and summed in window order, so
+  // the fit is identical at any thread count.
+  constexpr int kChunk = 256;
+  std::vector<double> xc(static_cast<size_t>(kChunk) * n), yc(static_cast<size_t>(kChunk) * horizon);
+  int64_t used = 0;
+  auto flush = [&](int rows) {
+    if (rows == 0) return;
+#pragma omp parallel for schedule(dynamic, 8)
+    for (int i = 0; i < n; ++i) {
+      kernels::enable_flush_to_zero();
+      double* xtx_i = &xtx[static_cast<size_t>(i) * n];
+      double* xty_i = &xty[static_cast<size_t>(i) * horizon];
+      for (int r = 0; r < rows; ++r) {
+        const double* xr = &xc[static_cast<size_t>(r) * n];
+        const double* yr = &yc[static_cast<size_t>(r) * horizon];
+        const double xi = xr[i];
+        for (int j = 0; j <= i; ++j) xtx_i[j] += xi * xr[j];
+        for (int k = 0; k < horizon; ++k) xty_i[k] += xi * yr[k];
+      }
+    }
+  };
+  int fill = 0;
+  for (int c = 0; c < train.channels; ++c) {
+    for (int64_t s = 0; s < starts; ++s) {
+      bool ok = true;
+      for (int64_t t = s; t < s + context + horizon && ok; ++t) ok = !std::isnan(train.at(t, c));
+      if (!ok) continue;
+      const double last = train.at(s + context - 1, c);
+      double* xr = &xc[static_cast<size_t>(fill) * n];
+      double* yr = &yc[static_cast<size_t>(fill) * horizon];
+      for (int i = 0; i < context; ++i) xr[i] = train.at(s + i, c) - last;
+      xr[context] = 1.0;
+      for (int k = 0; k < horizon; ++k) yr[k] = train.at(s + context + k, c) - last;
+      ++used;
+      if (++fill == kChunk) flush(fill), fill = 0;
+    }
+  }
+  flush(fill);
+  if (used < n)
+    throw std::invalid_argument("NLinear: " + std::to_string(used) +
+                                " complete training windows, need at least " + std::to_string(n) +
+                                " for a context of " + std::to_string(context));
+  for (int i = 0; i < n; ++i)  // mirror the lower triangle
+    for (int j = i + 1; j < n; ++j) xtx[static_cast<size_t>(i) * n + j] = xtx[static_cast<size_t>(j) * n + i];
+  double trace = 0;
+  for (int i = 0; i < context; ++i) trace += xtx[static_cast<size_t>(i) * n + i];
+  // The last input is always 0 after normalisation; the ridge also makes that direction solvable.
+  const double lambda = std::max(ridge * trace / context, 1e-12);
+  for (int i = 0; i < context; ++i) xtx[static_cast<size_t>(i) * n + i] += lambda;
+  cholesky_solve(xtx, n, xty, horizon);
+
+  NLinear m;
+  m.context_ = context;
+  m.horizon_ = horizon;
+  m.fit_windows_ = used;
+  m.weight_.assign(static_cast<size_t>(horizon) * context, 0.0);
+  m.bias_.assign(horizon, 0.0);
+  for (int k = 0; k < horizon; ++k) {
+    for (int i = 0; i < context; ++i)
+      m.weight_[static_cast<size_t>(k) * context + i] = xty[static_cast<size_t>(i) * horizon + k];
+    m.bias_[k] = xty[static_cast<size_t>(context) * horizon + k];
+  }
+  return m;
+}
+
+void NLinear::forecast(const float* contexts, int64_t batch, int channels, float* out) const {
+  std::vector<double> x(context_);
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* ctx = contexts + b * context_ * channels;
+    float* o = out + b * horizon_ * channels;
+    for (int c = 0; c < channels; ++c) {
+      // Missing context values are carried forward from the last observation before them.
+      double prev = std::nan("");
+      for (int i = 0; i < context_; ++i) {
+        const float v = ctx[static_cast<int64_t>(i) * channels + c];
+        if (!std::isnan(v)) prev = v;
+        x[i] = prev;
+      }
+      const double last = x[context_ - 1];
+      for (int i = 0; i < context_; ++i) x[i] = std::isnan(x[i]) ? 0.0 : x[i] - last;
+      for (int k = 0; k < horizon_; ++k) {
+        const double* w = &weight_[static_cast<size_t>(k) * context_];
+        double s = bias_[k];
+        for (int i = 0; i < context_; ++i) s += w[i] * x[i];
+        o[static_cast<int64_t>(k) * channels + c] = static_cast<float>(last + s);
+      }
+    }
+  }
+}
+
+}  // namespace attnfc::train

@@ -1,0 +1,126 @@
+#include "attnfc/train/metrics.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace attnfc::train {
+
+nlohmann::json to_json(const Metrics& m) {
+  return {{"mse", m.mse},     {"mae", m.mae},   {"rmse", m.rmse},       {"mape", m.mape},
+          {"smape", m.smape}, {"mase", m.mase}, {"windows", m.windows}, {"values", m.values}};
+}
+
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> names{"mse", "mae", "rmse", "mape", "smape", "mase"};
+  return names;
+}
+
+double metric_value(const Metrics& m, const std::string& name) {
+  if (name == "mse") return m.mse;
+  if (name == "mae") return m.mae;
+  if (name == "rmse") return m.rmse;
+  if (name == "mape") return m.mape;
+  if (name == "smape") return m.smape;
+  if (name == "mase") return m.mase;
+  throw std::invalid_argument("unknown metric '" + name + "'");
+}
+
+std::vector<double> mase_scale(const float* series, int64_t rows, int channels, int period) {
+  if (period < 1) period = 1;
+  std::vector<double> scale(channels, 1.0);
+  for (int c = 0; c < channels; ++c) {
+    double sum = 0;
+    int64_t n = 0;
+    for (int64_t t = period; t < rows; ++t) {
+      const double a = series[t * channels + c], b = series[(t - period) * channels + c];
+      if (std::isnan(a) || std::isnan(b)) continue;
+      sum += std::fabs(a - b);
+      ++n;
+    }
+    const double s = n > 0 ? sum / static_cast<double>(n) : 0.0;
+    scale[c] = s > 0 ? s : 1.0;
+  }
+  return scale;
+}
+
+MetricAccumulator::MetricAccumulator(int horizon, int channels, std::vector<double> scale)
+    : horizon_(horizon),
+      channels_(channels),
+      scale_(std::move(scale)),
+      sum_ae_channel_(channels, 0.0),
+      windows_channel_(channels, 0) {
+  if (!scale_.empty() && static_cast<int>(scale_.size()) != channels)
+    throw std::invalid_argument("MetricAccumulator: MASE scale has " +
+                                std::to_string(scale_.size()) + " channels, expected " +
+                                std::to_string(channels));
+}
+
+void MetricAccumulator::add(const float* forecast, const float* actual) {
+  double se = 0, ae = 0, ape = 0, sape = 0;
+  int64_t n = 0, n_ape = 0;
+  for (int c = 0; c < channels_; ++c) {
+    double ae_c = 0;
+    int64_t n_c = 0;
+    for (int h = 0; h < horizon_; ++h) {
+      const int64_t i = static_cast<int64_t>(h) * channels_ + c;
+      const double f = forecast[i], y = actual[i];
+      if (!std::isfinite(f))
+        throw std::runtime_error("non-finite forecast at horizon step " + std::to_string(h + 1) +
+                                 ", channel " + std::to_string(c));
+      if (std::isnan(y)) continue;
+      const double e = f - y, abs_e = std::fabs(e);
+      se += e * e;
+      ae_c += abs_e;
+      ++n_c;
+      if (std::fabs(y) > 1e-8) {
+        ape += abs_e / std::fabs(y);
+        ++n_ape;
+      }
+      const double denom = std::fabs(y) + std::fabs(f);
+      if (denom > 0) sape += 2.0 * abs_e / denom;
+    }
+    ae += ae_c;
+    n += n_c;
+    if (n_c > 0) {
+      sum_ae_channel_[c] += ae_c / static_cast<double>(n_c);
+      ++windows_channel_[c];
+    }
+  }
+  if (n == 0) return;  // a window with nothing observed says nothing
+  const double dn = static_cast<double>(n);
+  sum_se_ += se / dn;
+  sum_ae_ += ae / dn;
+  sum_sape_ += sape / dn;
+  if (n_ape > 0) {
+    sum_ape_ += ape / static_cast<double>(n_ape);
+    ++ape_windows_;
+  }
+  values_ += n;
+  ++windows_;
+}
+
+Metrics MetricAccumulator::result() const {
+  Metrics m;
+  m.windows = windows_;
+  m.values = values_;
+  if (windows_ == 0) return m;
+  const double w = static_cast<double>(windows_);
+  m.mse = sum_se_ / w;
+  m.mae = sum_ae_ / w;
+  m.rmse = std::sqrt(m.mse);
+  m.smape = 100.0 * sum_sape_ / w;
+  m.mape = ape_windows_ > 0 ? 100.0 * sum_ape_ / static_cast<double>(ape_windows_) : 0.0;
+  if (!scale_.empty()) {
+    double sum = 0;
+    int used = 0;
+    for (int c = 0; c < channels_; ++c) {
+      if (windows_channel_[c] == 0) continue;
+      sum += sum_ae_channel_[c] / static_cast<double>(windows_channel_[c]) / scale_[c];
+      ++used;
+    }
+    m.mase = used > 0 ? sum / used : 0.0;
+  }
+  return m;
+}
+
+}  // namespace attnfc::train

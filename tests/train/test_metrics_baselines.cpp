@@ -1,0 +1,171 @@
+// Metrics and baselines on series whose answers are known exactly.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/train/baselines.hpp"
+#include "attnfc/train/evaluate.hpp"
+#include "attnfc/train/metrics.hpp"
+
+using namespace attnfc::train;
+
+TEST_CASE("metrics of one window match hand computation") {
+  // horizon 2, channels 2: errors (f - y) = {1, -2, 0, 4}
+  const float f[] = {2, 0, 3, 8};
+  const float y[] = {1, 2, 3, 4};
+  MetricAccumulator acc(2, 2, {2.0, 4.0});
+  acc.add(f, y);
+  const Metrics m = acc.result();
+  CHECK(m.mse == doctest::Approx((1 + 4 + 0 + 16) / 4.0));
+  CHECK(m.mae == doctest::Approx((1 + 2 + 0 + 4) / 4.0));
+  CHECK(m.rmse == doctest::Approx(std::sqrt(21.0 / 4.0)));
+  CHECK(m.mape == doctest::Approx(100.0 * (1.0 / 1 + 2.0 / 2 + 0 + 4.0 / 4) / 4.0));
+  CHECK(m.smape == doctest::Approx(100.0 * (2.0 / 3 + 4.0 / 2 + 0 + 8.0 / 12) / 4.0));
+  // channel 0: |e| = {1, 0} -> MAE 0.5 / 2; channel 1: {2, 4} -> 3 / 4
+  CHECK(m.mase == doctest::Approx((0.25 + 0.75) / 2.0));
+  CHECK(m.windows == 1);
+  CHECK(m.values == 4);
+}
+
+TEST_CASE("metrics average window means and skip missing actuals") {
+  MetricAccumulator acc(2, 1);
+  const float f1[] = {1, 1}, y1[] = {0, 0};            // window mse 1
+  const float f2[] = {3, 0}, y2[] = {0, std::nanf("")};  // one observed value, mse 9
+  acc.add(f1, y1);
+  acc.add(f2, y2);
+  const Metrics m = acc.result();
+  CHECK(m.mse == doctest::Approx(5.0));  // mean of window means, not of values (11/3)
+  CHECK(m.values == 3);
+  CHECK(m.windows == 2);
+  const float bad[] = {std::nanf(""), 0};
+  CHECK_THROWS_WITH_AS(acc.add(bad, y1), doctest::Contains("non-finite forecast"),
+                       std::runtime_error);
+}
+
+TEST_CASE("MASE scale is the in-sample seasonal naive MAE") {
+  const float s[] = {0, 1, 0, 3, 0, 5};  // period 2: |0-0|, |3-1|, |0-0|, |5-3| -> 1
+  CHECK(mase_scale(s, 6, 1, 2)[0] == doctest::Approx(1.0));
+  CHECK(mase_scale(s, 6, 1, 1)[0] == doctest::Approx((1 + 1 + 3 + 3 + 5) / 5.0));
+  const float flat[] = {2, 2, 2};
+  CHECK(mase_scale(flat, 3, 1, 1)[0] == 1.0);  // constant: falls back to plain MAE
+}
+
+namespace {
+// Sine waves plus Gaussian noise (Box-Muller on mt19937_64, which the standard pins down).
+std::vector<float> seasonal_series(int rows, int period, double noise, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto normal = [&] {
+    const double u1 = (static_cast<double>(gen() >> 11) + 1.0) / 9007199254740993.0;
+    const double u2 = static_cast<double>(gen() >> 11) / 9007199254740992.0;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  };
+  std::vector<float> s(rows);
+  for (int t = 0; t < rows; ++t)
+    s[t] = static_cast<float>(std::sin(2 * M_PI * t / period) + 0.5 * std::cos(4 * M_PI * t / period) +
+                              noise * normal());
+  return s;
+}
+}  // namespace
+
+TEST_CASE("infer_period finds the season and reports none for a trend") {
+  auto s = seasonal_series(600, 24, 0.2, 7);
+  CHECK(infer_period({s.data(), 600, 1}, 100) == 24);
+  auto s7 = seasonal_series(400, 7, 0.1, 3);
+  CHECK(infer_period({s7.data(), 400, 1}, 60) == 7);
+  std::vector<float> trend(300);
+  for (int t = 0; t < 300; ++t) trend[t] = 0.01f * t;
+  CHECK(infer_period({trend.data(), 300, 1}, 50) == 1);
+}
+
+TEST_CASE("repeat-last and seasonal-naive forecast exactly what they promise") {
+  // context 6, horizon 5, 2 channels; channel 0 repeats period 3, channel 1 has a gap at the end
+  const float nan = std::nanf("");
+  const float ctx[] = {1, 10, 2, 20, 3, 30, 1, 40, 2, 50, 3, nan};
+  std::vector<float> out(10);
+  repeat_last(ctx, 1, 6, 5, 2, out.data());
+  for (int h = 0; h < 5; ++h) {
+    CHECK(out[h * 2] == 3);
+    CHECK(out[h * 2 + 1] == 50);  // last observed value, not the NaN
+  }
+  seasonal_naive(ctx, 1, 6, 5, 2, 3, out.data());
+  const float expect0[] = {1, 2, 3, 1, 2};
+  for (int h = 0; h < 5; ++h) CHECK(out[h * 2] == expect0[h]);
+  CHECK_THROWS_AS(seasonal_naive(ctx, 1, 6, 5, 2, 7, out.data()), std::invalid_argument);
+}
+
+TEST_CASE("cholesky_solve solves a known SPD system") {
+  std::vector<double> A{4, 2, 0, 2, 5, 1, 0, 1, 3};
+  const double x[] = {1, -2, 3};
+  std::vector<double> b{4 * 1 + 2 * -2, 2 * 1 + 5 * -2 + 1 * 3, -2 + 3 * 3};
+  cholesky_solve(A, 3, b, 1);
+  for (int i = 0; i < 3; ++i) CHECK(b[i] == doctest::Approx(x[i]).epsilon(1e-12));
+  std::vector<double> indefinite{1, 2, 2, 1}, rhs{1, 1};
+  CHECK_THROWS_AS(cholesky_solve(indefinite, 2, rhs, 1), std::runtime_error);
+}
+
+TEST_CASE("NLinear is exact on a trend and on a pure season, and beats repeat-last") {
+  const int L = 24, H = 12;
+  std::vector<float> trend(200);
+  for (int t = 0; t < 200; ++t) trend[t] = 0.5f * t - 3;
+  NLinear m = NLinear::fit({trend.data(), 150, 1}, L, H);
+  CHECK(m.fit_windows() == 150 - L - H + 1);
+  std::vector<float> out(H);
+  m.forecast(&trend[150 - L], 1, 1, out.data());
+  for (int h = 0; h < H; ++h) CHECK(out[h] == doctest::Approx(trend[150 + h]).epsilon(1e-4));
+
+  // A noiseless season of period 8 is a linear function of the context.
+  auto s = seasonal_series(400, 8, 0.0, 0);
+  NLinear ms = NLinear::fit({s.data(), 300, 1}, L, H);
+  ms.forecast(&s[340 - L], 1, 1, out.data());
+  for (int h = 0; h < H; ++h) CHECK(out[h] == doctest::Approx(s[340 + h]).epsilon(1e-3));
+
+  // On noisy seasonal data, scored on the same held-out windows, NLinear beats repeat-last.
+  auto noisy = seasonal_series(800, 12, 0.3, 11);
+  SeriesRef all{noisy.data(), 800, 1};
+  int period = 0;
+  auto fc = baseline_forecasters({noisy.data(), 500, 1}, L, H, 0, &period);
+  CHECK(period == 12);
+  WindowProtocol p{L, H, 500, 800, 32};
+  CHECK(p.windows() == 800 - H - 500 + 1);
+  auto mase = mase_scale(noisy.data(), 500, 1, period);
+  auto scored = evaluate_windows(all, {}, p, mase, mase, fc);
+  REQUIRE(scored.size() == 3);
+  CHECK(scored[0].scaled.windows == p.windows());
+  CHECK(scored[2].scaled.mse < 0.6 * scored[0].scaled.mse);
+  CHECK(scored[1].scaled.mse < scored[0].scaled.mse);
+  CHECK(scored[0].original.mse == scored[0].scaled.mse);  // no unscale given: same units
+}
+
+TEST_CASE("evaluate_windows scores in original units through the unscale callback") {
+  std::vector<float> s(100);
+  for (int t = 0; t < 100; ++t) s[t] = static_cast<float>(t % 5);
+  auto fc = baseline_forecasters({s.data(), 60, 1}, 10, 3, 0, nullptr);
+  WindowProtocol p{10, 3, 60, 100, 7};
+  auto unscale = [](float* v, int64_t rows) {
+    for (int64_t i = 0; i < rows; ++i) v[i] = v[i] * 10 + 100;
+  };
+  auto mase = mase_scale(s.data(), 60, 1, 1);
+  auto scored = evaluate_windows({s.data(), 100, 1}, unscale, p, mase, mase, fc);
+  CHECK(scored[0].original.mse == doctest::Approx(100 * scored[0].scaled.mse));
+  CHECK(scored[0].original.mae == doctest::Approx(10 * scored[0].scaled.mae));
+  CHECK(scored[1].scaled.mse == 0);  // period 5 inferred and exact
+  WindowProtocol empty{10, 3, 95, 97, 7};
+  CHECK_THROWS_AS(evaluate_windows({s.data(), 100, 1}, {}, empty, mase, mase, fc),
+                  attnfc::InputError);
+}
+
+TEST_CASE("NLinear fit is identical at 1 and 2 threads") {
+  auto s = seasonal_series(700, 24, 0.5, 5);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  NLinear a = NLinear::fit({s.data(), 700, 1}, 48, 24);
+  omp_set_num_threads(2);
+  NLinear b = NLinear::fit({s.data(), 700, 1}, 48, 24);
+  omp_set_num_threads(saved);
+  CHECK(a.weights() == b.weights());
+  CHECK(a.bias() == b.bias());
+}
