@@ -7,6 +7,7 @@
 
 #include "attnfc/autograd/tensor.hpp"
 #include "attnfc/kernels/gemm.hpp"
+#include "attnfc/kernels/softmax.hpp"
 
 namespace attnfc::ag {
 

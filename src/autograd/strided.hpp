@@ -1,0 +1,99 @@
+#pragma once
+// Strided loops over up to 4 dimensions, shared by the ops. Shapes are padded on
+// the left to 4 dims; a broadcast operand has stride 0 along broadcast dims.
+#include <array>
+#include <cstdint>
+
+#include "attnfc/autograd/tensor.hpp"
+#include "attnfc/kernels/threading.hpp"
+
+namespace attnfc::ag::detail {
+
+using Dims4 = std::array<int64_t, 4>;
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kParallelMin = 1 << 15;
+
+inline Dims4 pad_dims(const Shape& s) {
+  Dims4 d{1, 1, 1, 1};
+  for (int i = 0; i < s.ndim; ++i) d[4 - s.ndim + i] = s.dims[i];
+  return d;
+}
+
+// Strides of t (shape s) as seen from a broadcast result of shape out: left-padded,
+// and 0 wherever t has extent 1.
+inline Dims4 pad_strides(const Shape& s, const std::array<int64_t, kMaxDims>& st) {
+  Dims4 r{0, 0, 0, 0};
+  for (int i = 0; i < s.ndim; ++i) r[4 - s.ndim + i] = s.dims[i] == 1 ? 0 : st[i];
+  return r;
+}
+
+// f(i0, i1, i2, i3) for every index, i3 fastest. Serial: a fixed order.
+template <class F>
+inline void loop4(const Dims4& d, F&& f) {
+  for (int64_t a = 0; a < d[0]; ++a)
+    for (int64_t b = 0; b < d[1]; ++b)
+      for (int64_t c = 0; c < d[2]; ++c)
+        for (int64_t e = 0; e < d[3]; ++e) f(a, b, c, e);
+}
+
+// Same, parallel over the rows (i0, i1, i2). Only for loops where every index writes
+// a distinct output element (so the result does not depend on the thread count).
+template <class F>
+inline void loop4_parallel(const Dims4& d, F&& f) {
+  const int64_t rows = d[0] * d[1] * d[2];
+  if (rows * d[3] < kParallelMin || rows < 2) {
+    loop4(d, f);
+    return;
+  }
+#pragma omp parallel
+  {
+    kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
+      for (int64_t e = 0; e < d[3]; ++e) f(a, b, c, e);
+    }
+  }
+}
+
+inline int64_t offset4(const Dims4& st, int64_t a, int64_t b, int64_t c, int64_t e) {
+  return a * st[0] + b * st[1] + c * st[2] + e * st[3];
+}
+
+// dst[i] = src[i] over shape s (both strided).
+inline void copy_strided(float* dst, const std::array<int64_t, kMaxDims>& dst_st, const float* src,
+                         const std::array<int64_t, kMaxDims>& src_st, const Shape& s) {
+  const Dims4 d = pad_dims(s), ds = pad_strides(s, dst_st), ss = pad_strides(s, src_st);
+  loop4_parallel(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
+    dst[offset4(ds, a, b, c, e)] = src[offset4(ss, a, b, c, e)];
+  });
+}
+
+// dst[i] += alpha * src[i] over shape s. dst never aliases itself within a view
+// (views cannot overlap), so the parallel loop is race-free.
+inline void accumulate_strided(float* dst, const std::array<int64_t, kMaxDims>& dst_st,
+                               const float* src, const std::array<int64_t, kMaxDims>& src_st,
+                               const Shape& s, float alpha) {
+  const Dims4 d = pad_dims(s), ds = pad_strides(s, dst_st), ss = pad_strides(s, src_st);
+  loop4_parallel(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
+    dst[offset4(ds, a, b, c, e)] += alpha * src[offset4(ss, a, b, c, e)];
+  });
+}
+
+// Parallel flat loop over [0, n) when n is large enough.
+template <class F>
+inline void flat_loop(int64_t n, F&& f) {
+  if (n < kParallelMin) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#pragma omp parallel
+  {
+    kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
+}  // namespace attnfc::ag::detail
