@@ -1,11 +1,15 @@
 #include "attnfc/kernels/threading.hpp"
 
 #include <omp.h>
+#include <sched.h>
 #include <unistd.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -14,35 +18,130 @@
 
 namespace attnfc::kernels {
 
-int physical_cores() {
-  // Count distinct (physical id, core id) pairs; fall back to the logical count.
+namespace {
+
+// CPUs this process may run on (the affinity mask, e.g. from taskset or a
+// container's cpuset), or an empty set if the kernel does not tell us.
+std::set<int> allowed_cpus() {
+  std::set<int> cpus;
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mask)) cpus.insert(c);
+  }
+  return cpus;
+}
+
+bool read_int(const std::string& path, long* out) {
+  std::ifstream in(path);
+  long v = 0;
+  if (!(in >> v)) return false;
+  *out = v;
+  return true;
+}
+
+// Distinct (package, core) pairs among `cpus`, from sysfs topology; 0 if unknown.
+int cores_from_sysfs(const std::set<int>& cpus) {
+  std::set<std::pair<long, long>> cores;
+  for (int c : cpus) {
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+    long pkg = 0, core = 0;
+    if (!read_int(dir + "core_id", &core)) return 0;
+    if (!read_int(dir + "physical_package_id", &pkg)) pkg = 0;
+    cores.emplace(pkg, core);
+  }
+  return static_cast<int>(cores.size());
+}
+
+// Distinct (physical id, core id) pairs among `cpus` (all if empty) from
+// /proc/cpuinfo; 0 if the file has no topology (VMs, some architectures).
+int cores_from_cpuinfo(const std::set<int>& cpus) {
   std::ifstream in("/proc/cpuinfo");
-  std::set<std::pair<int, int>> cores;
-  int phys = 0;
+  std::set<std::pair<long, long>> cores;
+  long processor = -1, phys = 0, core = -1;
+  auto flush = [&] {
+    if (processor >= 0 && core >= 0 && (cpus.empty() || cpus.count(static_cast<int>(processor))))
+      cores.emplace(phys, core);
+    processor = -1, phys = 0, core = -1;
+  };
   std::string line;
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-    if (key == "physical id") phys = std::atoi(line.c_str() + colon + 1);
-    if (key == "core id") cores.emplace(phys, std::atoi(line.c_str() + colon + 1));
+    if (colon == std::string::npos) {
+      flush();  // a blank line ends one processor's block
+      continue;
+    }
+    const auto key_end = line.find_last_not_of(" \t", colon == 0 ? 0 : colon - 1);
+    const std::string key = line.substr(0, key_end == std::string::npos ? 0 : key_end + 1);
+    const long value = std::strtol(line.c_str() + colon + 1, nullptr, 10);
+    if (key == "processor") processor = value;
+    if (key == "physical id") phys = value;
+    if (key == "core id") core = value;
   }
-  if (!cores.empty()) return static_cast<int>(cores.size());
-  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
+  flush();
+  return static_cast<int>(cores.size());
+}
+
+// CPU limit from a cgroup v2 quota ("max 100000" or "200000 100000"), 0 if none.
+int cgroup_cpu_limit() {
+  std::ifstream in("/sys/fs/cgroup/cpu.max");
+  std::string quota;
+  long period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return 0;
+  const long q = std::strtol(quota.c_str(), nullptr, 10);
+  if (q <= 0) return 0;
+  return static_cast<int>(std::max(1L, (q + period - 1) / period));
+}
+
+int detect_physical_cores() {
+  const std::set<int> cpus = allowed_cpus();
+  int n = cpus.empty() ? 0 : cores_from_sysfs(cpus);
+  if (n <= 0) n = cores_from_cpuinfo(cpus);
+  if (n <= 0) n = static_cast<int>(cpus.size());
+  if (n <= 0) {
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 ? static_cast<int>(online) : 1;
+  }
+  if (const int limit = cgroup_cpu_limit(); limit > 0) n = std::min(n, limit);
+  return std::max(n, 1);
+}
+
+// OMP_NUM_THREADS as a positive count (its first entry if it is a list), else 0.
+int env_threads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (!env) return 0;
+  errno = 0;
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  if (errno != 0 || end == env || n <= 0 || n > INT_MAX) return 0;
+  return static_cast<int>(n);
+}
+
+// Kernels use physical cores by default, but OpenMP's own default is every
+// logical CPU; apply ours once when the library is loaded, unless the user set
+// OMP_NUM_THREADS (which OpenMP already honours).
+const bool kDefaultApplied = [] {
+  if (env_threads() == 0) omp_set_num_threads(physical_cores());
+  return true;
+}();
+
+}  // namespace
+
+int physical_cores() {
+  static const int cores = detect_physical_cores();
+  return cores;
 }
 
 int default_threads() {
-  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
-  }
-  return physical_cores();
+  const int env = env_threads();
+  return env > 0 ? env : physical_cores();
 }
 
+// n <= 0 restores the default.
 void set_threads(int n) { omp_set_num_threads(n > 0 ? n : default_threads()); }
 
-int current_threads() { return omp_get_max_threads(); }
+int current_threads() { return std::max(1, omp_get_max_threads()); }
 
 void enable_flush_to_zero() {
 #if defined(__SSE__)

@@ -1,0 +1,218 @@
+#pragma once
+// A 16-lane float vector for the elementwise / row kernels (softmax, layernorm,
+// GELU, AdamW, attention): AVX-512 intrinsics when available, otherwise plain
+// 16-element loops that -O3 -march=native turns into AVX2 (two ymm per vector).
+// Both paths evaluate every lane with the same formulas; horizontal reductions
+// use one fixed order, so a row's result never depends on which thread ran it.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace attnfc::kernels::simd {
+
+constexpr int kLanes = 16;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// exp(x) argument range: below kExpLo the result is flushed to exactly 0 (so a
+// masked -inf score gives weight 0, not 1e-38); above kExpHi it saturates at a
+// large finite value (exp(88) ~ 1.7e38) instead of overflowing to inf.
+constexpr float kExpLo = -87.33654f;
+constexpr float kExpHi = 88.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;     // ln 2 split in two so that n * kLn2Hi
+constexpr float kLn2Lo = -2.12194440e-4f;  // is exact (Cody-Waite reduction)
+// Degree-5 minimax polynomial for (exp(r) - 1 - r) / r^2 on [-ln2/2, ln2/2];
+// relative error of the result is about 1 ulp.
+constexpr float kExpP0 = 1.9875691500e-4f;
+constexpr float kExpP1 = 1.3981999507e-3f;
+constexpr float kExpP2 = 8.3334519073e-3f;
+constexpr float kExpP3 = 4.1665795894e-2f;
+constexpr float kExpP4 = 1.6666665459e-1f;
+constexpr float kExpP5 = 5.0000001201e-1f;
+
+#if defined(__AVX512F__)
+
+struct VF {
+  __m512 v;
+};
+using Mask = __mmask16;
+// GCC 12 warns (-Wmaybe-uninitialized, a false positive) inside the unmasked forms of
+// max/min/sqrt/roundscale/scalef; their all-lanes maskz forms are the same instruction.
+constexpr Mask kAll = 0xFFFF;
+
+inline Mask tail_mask(int n) {
+  return n >= kLanes ? Mask(0xFFFF) : static_cast<Mask>((1u << (n > 0 ? n : 0)) - 1u);
+}
+inline VF zero() { return {_mm512_setzero_ps()}; }
+inline VF set1(float a) { return {_mm512_set1_ps(a)}; }
+inline VF load(const float* p) { return {_mm512_loadu_ps(p)}; }
+// Lanes outside m read nothing (no fault past the end) and hold `fill`.
+inline VF load(const float* p, Mask m, float fill = 0.0f) {
+  return {_mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, p)};
+}
+inline void store(float* p, VF a) { _mm512_storeu_ps(p, a.v); }
+inline void store(float* p, VF a, Mask m) { _mm512_mask_storeu_ps(p, m, a.v); }
+inline VF add(VF a, VF b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline VF sub(VF a, VF b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline VF mul(VF a, VF b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline VF div(VF a, VF b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline VF fmadd(VF a, VF b, VF c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }   // a*b+c
+inline VF fnmadd(VF a, VF b, VF c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; } // c-a*b
+inline VF max(VF a, VF b) { return {_mm512_maskz_max_ps(kAll, a.v, b.v)}; }
+inline VF min(VF a, VF b) { return {_mm512_maskz_min_ps(kAll, a.v, b.v)}; }
+inline VF sqrt(VF a) { return {_mm512_maskz_sqrt_ps(kAll, a.v)}; }
+// Lanes where a < b; select(m, a, b) takes a where m is set, else b.
+inline Mask less(VF a, VF b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ); }
+inline VF select(Mask m, VF a, VF b) { return {_mm512_mask_blend_ps(m, b.v, a.v)}; }
+// Butterfly reductions (fixed order): halves, quarters, pairs, neighbours.
+inline float reduce_add(VF a) {
+  __m512 v = a.v;
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(v);
+}
+inline float reduce_max(VF a) {
+  __m512 v = a.v;
+  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_maskz_max_ps(kAll, v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(v);
+}
+// Lanes where pad[j] == 0 (the key is kept), restricted to the first n lanes.
+inline Mask keep_mask(const uint8_t* pad, int n) {
+  const Mask t = tail_mask(n);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  const __m128i b = _mm_maskz_loadu_epi8(t, pad);
+  return static_cast<Mask>(_mm_cmpeq_epi8_mask(b, _mm_setzero_si128()) & t);
+#else
+  Mask m = 0;
+  for (int j = 0; j < n && j < kLanes; ++j) m |= static_cast<Mask>((pad[j] == 0) << j);
+  return m;
+#endif
+}
+
+inline VF exp(VF x) {
+  const __m512 keep_zero_lanes = x.v;
+  const __m512 xc = min(max(x, set1(kExpLo)), set1(kExpHi)).v;
+  const __m512 n = _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpP0);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP5));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512 y = _mm512_maskz_scalef_ps(kAll, p, n);
+  const Mask alive = _mm512_cmp_ps_mask(keep_zero_lanes, _mm512_set1_ps(kExpLo), _CMP_GE_OQ);
+  return {_mm512_maskz_mov_ps(alive, y)};
+}
+
+#else  // portable: 16-lane loops, auto-vectorised (AVX2 on -march=native without AVX-512)
+
+struct VF {
+  float v[kLanes];
+};
+using Mask = uint32_t;
+
+inline Mask tail_mask(int n) {
+  return n >= kLanes ? Mask(0xFFFF) : static_cast<Mask>((1u << (n > 0 ? n : 0)) - 1u);
+}
+#define ATTNFC_LANES(expr)                               \
+  VF r;                                                  \
+  for (int l = 0; l < kLanes; ++l) r.v[l] = (expr);      \
+  return r
+inline VF zero() { ATTNFC_LANES(0.0f); }
+inline VF set1(float a) { ATTNFC_LANES(a); }
+inline VF load(const float* p) { ATTNFC_LANES(p[l]); }
+inline VF load(const float* p, Mask m, float fill = 0.0f) {
+  VF r;
+  for (int l = 0; l < kLanes; ++l) r.v[l] = (m >> l) & 1u ? p[l] : fill;
+  return r;
+}
+inline void store(float* p, VF a) {
+  for (int l = 0; l < kLanes; ++l) p[l] = a.v[l];
+}
+inline void store(float* p, VF a, Mask m) {
+  for (int l = 0; l < kLanes; ++l)
+    if ((m >> l) & 1u) p[l] = a.v[l];
+}
+inline VF add(VF a, VF b) { ATTNFC_LANES(a.v[l] + b.v[l]); }
+inline VF sub(VF a, VF b) { ATTNFC_LANES(a.v[l] - b.v[l]); }
+inline VF mul(VF a, VF b) { ATTNFC_LANES(a.v[l] * b.v[l]); }
+inline VF div(VF a, VF b) { ATTNFC_LANES(a.v[l] / b.v[l]); }
+inline VF fmadd(VF a, VF b, VF c) { ATTNFC_LANES(std::fma(a.v[l], b.v[l], c.v[l])); }
+inline VF fnmadd(VF a, VF b, VF c) { ATTNFC_LANES(std::fma(-a.v[l], b.v[l], c.v[l])); }
+inline VF max(VF a, VF b) { ATTNFC_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
+inline VF min(VF a, VF b) { ATTNFC_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
+inline VF sqrt(VF a) { ATTNFC_LANES(std::sqrt(a.v[l])); }
+inline VF select(Mask m, VF a, VF b) { ATTNFC_LANES((m >> l) & 1u ? a.v[l] : b.v[l]); }
+#undef ATTNFC_LANES
+inline Mask less(VF a, VF b) {
+  Mask m = 0;
+  for (int l = 0; l < kLanes; ++l) m |= static_cast<Mask>(a.v[l] < b.v[l]) << l;
+  return m;
+}
+inline float reduce_add(VF a) {  // pairwise, fixed order
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) a.v[l] += a.v[l + w];
+  return a.v[0];
+}
+inline float reduce_max(VF a) {
+  float m = a.v[0];
+  for (int l = 1; l < kLanes; ++l) m = a.v[l] > m ? a.v[l] : m;
+  return m;
+}
+inline Mask keep_mask(const uint8_t* pad, int n) {
+  Mask m = 0;
+  for (int j = 0; j < n && j < kLanes; ++j) m |= static_cast<Mask>((pad[j] == 0) << j);
+  return m;
+}
+inline VF exp(VF x) {
+  VF out;
+  for (int l = 0; l < kLanes; ++l) {
+    const float xv = x.v[l];
+    const float xc = !(xv >= kExpLo) ? kExpLo : (xv > kExpHi ? kExpHi : xv);  // NaN -> lo
+    const float n = std::nearbyint(xc * kLog2e);
+    float r = std::fma(-n, kLn2Hi, xc);
+    r = std::fma(-n, kLn2Lo, r);
+    float p = kExpP0;
+    p = std::fma(p, r, kExpP1);
+    p = std::fma(p, r, kExpP2);
+    p = std::fma(p, r, kExpP3);
+    p = std::fma(p, r, kExpP4);
+    p = std::fma(p, r, kExpP5);
+    p = std::fma(p, r * r, r + 1.0f);
+    // 2^n by building the exponent bits: n is in [-126, 127] after the clamp.
+    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+    float scale;
+    __builtin_memcpy(&scale, &bits, sizeof scale);
+    out.v[l] = xv >= kExpLo ? p * scale : 0.0f;
+  }
+  return out;
+}
+
+#endif
+
+// Horizontal helpers over a whole contiguous array, fixed order.
+inline float sum(const float* x, int n) {
+  VF a0 = zero(), a1 = zero();
+  int j = 0;
+  for (; j + 2 * kLanes <= n; j += 2 * kLanes) {
+    a0 = add(a0, load(x + j));
+    a1 = add(a1, load(x + j + kLanes));
+  }
+  for (; j < n; j += kLanes) a0 = add(a0, load(x + j, tail_mask(n - j)));
+  return reduce_add(add(a0, a1));
+}
+
+}  // namespace attnfc::kernels::simd
