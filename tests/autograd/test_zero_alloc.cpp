@@ -1,0 +1,149 @@
+// After the first step, a training step with the same shapes makes zero heap
+// allocations: activations, saved state, gradients and tape nodes come from the
+// graph's arena, and reset() keeps its blocks and the tape's capacity.
+//
+// This file replaces the global operator new / delete with counting versions
+// (for the whole test_autograd program; they count only while armed).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/ops.hpp"
+#include "attnfc/autograd/optim.hpp"
+#include "attnfc/autograd/parameters.hpp"
+
+namespace {
+std::atomic<bool> g_armed{false};
+std::atomic<long> g_allocations{0};
+
+void* counted_alloc(std::size_t n, std::size_t align) {
+  if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (n == 0) n = 1;
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                                              : std::malloc(n);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n, 0); }
+void* operator new[](std::size_t n) { return counted_alloc(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_alloc(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return counted_alloc(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace attnfc;
+using ag::Tensor;
+
+namespace {
+struct Model {
+  ag::ParameterSet ps;
+  Tensor w1, b1, gamma, beta, w2, b2, w3;
+  Model() {
+    w1 = ps.create("w1", {16, 5});
+    b1 = ps.create("b1", {16});
+    gamma = ps.create("ln.weight", {16});
+    beta = ps.create("ln.bias", {16});
+    w2 = ps.create("w2", {16, 16});
+    b2 = ps.create("b2", {16});
+    w3 = ps.create("w3", {3, 16});
+    ag::init_uniform(w1, 0.4f, 1);
+    ag::init_uniform(b1, 0.4f, 2);
+    ag::init_constant(gamma, 1.0f);
+    ag::init_uniform(w2, 0.25f, 3);
+    ag::init_uniform(w3, 0.25f, 4);
+  }
+  // A step touching every kind of node: fused-GELU linear, layernorm, residual add,
+  // views (slice, transpose), batched matmul, broadcasting mul, sum, dropout,
+  // concat and a masked loss.
+  Tensor loss(const Tensor& x, const Tensor& y, const Tensor& mask, uint64_t step) const {
+    const Tensor h = ag::linear(x, w1, b1, kernels::Activation::GeluTanh);  // [4, 6, 16]
+    const Tensor n = ag::layernorm(h, gamma, beta);
+    const Tensor r = ag::add(h, ag::linear(n, w2, b2, kernels::Activation::Relu));
+    const Tensor g = ag::matmul(r.slice(2, 0, 8), r.slice(2, 8, 16).transpose(1, 2));  // [4,6,6]
+    const Tensor s = ag::mul(ag::softmax(g), ag::tanh(ag::sum(g, -1, true)));
+    const Tensor d = ag::dropout(ag::concat(std::array<Tensor, 3>{s, s, s}, 2), 0.1f, step, true);
+    const Tensor out = ag::linear(ag::add(r, d.slice(2, 1, 17)), w3);  // [4, 6, 3]
+    return ag::add(ag::mse_loss(out, y, mask), ag::scale(ag::mean_all(ag::exp(out)), 1e-3f));
+  }
+};
+}  // namespace
+
+TEST_CASE("a steady-state training step makes zero heap allocations") {
+  Model m;
+  ag::AdamW opt(m.ps, 0.9f, 0.999f, 1e-8f, 0.01f);
+  ag::Graph graph;
+  std::vector<float> xs(4 * 6 * 5), ys(4 * 6 * 3), ms(4 * 6 * 3);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
+  for (size_t i = 0; i < ys.size(); ++i) ys[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
+  for (size_t i = 0; i < ms.size(); ++i) ms[i] = i % 4 == 0 ? 0.0f : 1.0f;
+  long per_step[4] = {};
+  size_t reserved[4] = {};
+  for (int step = 0; step < 4; ++step) {
+    g_allocations = 0;
+    g_armed = step >= 1;  // steps 2-4
+    {
+      ag::GraphScope scope(graph);
+      const Tensor x = ag::from_data({4, 6, 5}, xs.data());
+      const Tensor y = ag::from_data({4, 6, 3}, ys.data());
+      const Tensor mask = ag::from_data({4, 6, 3}, ms.data());
+      m.ps.zero_grad();
+      const Tensor loss = m.loss(x, y, mask, static_cast<uint64_t>(step));
+      graph.backward(loss);
+      ag::clip_grad_norm(m.ps, 1.0f);
+      opt.step(1e-3f);
+      graph.reset();
+    }
+    g_armed = false;
+    per_step[step] = g_allocations.load();
+    reserved[step] = graph.bytes_reserved();
+  }
+  CHECK(per_step[1] == 0);
+  CHECK(per_step[2] == 0);
+  CHECK(per_step[3] == 0);
+  CHECK(reserved[3] == reserved[1]);
+  CHECK(graph.nodes() == 0);
+}
+
+TEST_CASE("the allocation counter sees allocations (the test above can fail)") {
+  g_allocations = 0;
+  g_armed = true;
+  {
+    ag::Graph graph;  // a fresh graph must allocate its first arena block
+    ag::GraphScope scope(graph);
+    const Tensor t = ag::zeros({8});
+    CHECK(t.numel() == 8);
+  }
+  g_armed = false;
+  CHECK(g_allocations.load() >= 2);
+}
