@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   cli::register_version_info(app);
+  cli::register_attention(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,133 @@
+// The demo's numbers: checked against closed forms, not against themselves.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/kernels/softmax.hpp"
+#include "attnfc/nn/attention_probe.hpp"
+
+using namespace attnfc;
+using nn::ProbeSeries;
+
+TEST_CASE("period-4 sine, L = 8: causal weights equal the closed form and rows sum to one") {
+  const auto r = nn::series_attention(ProbeSeries::Sine, 4.0, 8);
+  REQUIRE(r.length == 8);
+  REQUIRE(r.weights.size() == 64u);
+  CHECK(r.max_row_sum_error < 1e-6);
+  // Q = K = V = (sin 2 pi t/4, cos 2 pi t/4): q_i . k_j = cos(pi (i - j) / 2), divided by sqrt(2).
+  for (int i = 0; i < 8; ++i) {
+    double z = 0;
+    for (int j = 0; j <= i; ++j)
+      z += std::exp(std::cos(std::numbers::pi * (i - j) / 2) / std::sqrt(2.0));
+    for (int j = 0; j < 8; ++j) {
+      const float w = r.weights[i * 8 + j];
+      if (j > i) {
+        CHECK(w == 0.0f);  // the causal mask gives exactly zero weight to the future
+      } else {
+        const double expect =
+            std::exp(std::cos(std::numbers::pi * (i - j) / 2) / std::sqrt(2.0)) / z;
+        CHECK(w == doctest::Approx(expect).epsilon(1e-6));
+      }
+    }
+  }
+  CHECK(r.weights[0] == doctest::Approx(1.0));  // the first query sees only itself
+  // Same phase (lag 4) is preferred over any other earlier position.
+  CHECK(r.dominant_lag == 4);
+  CHECK(r.lag_lift[4] > 1.0);
+  CHECK(r.lag_lift[2] < 1.0);  // opposite phase
+  // Lift = mass / uniform mass: at lag 7 only query 7 (8 keys) contributes.
+  CHECK(r.lag_lift[7] == doctest::Approx(r.weights[7 * 8 + 0] * 8).epsilon(1e-6));
+  // output = weights . V
+  for (int i = 0; i < 8; ++i)
+    for (int c = 0; c < 2; ++c) {
+      double o = 0;
+      for (int j = 0; j <= i; ++j) o += r.weights[i * 8 + j] * r.embedding[j * 2 + c];
+      CHECK(r.output[i * 2 + c] == doctest::Approx(o).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("the dominant lag follows the period") {
+  CHECK(nn::series_attention(ProbeSeries::Sine, 6.0, 18).dominant_lag == 6);
+  CHECK(nn::series_attention(ProbeSeries::Sine, 5.0, 16).dominant_lag == 5);
+}
+
+TEST_CASE("on a rising trend every query attends most to the most recent key") {
+  const auto r = nn::series_attention(ProbeSeries::Trend, 4.0, 8);
+  for (int i = 1; i < 8; ++i)
+    for (int j = 1; j <= i; ++j) CHECK(r.weights[i * 8 + j] > r.weights[i * 8 + j - 1]);
+  CHECK(r.dominant_lag == 1);
+}
+
+TEST_CASE("noise is seeded and the unscaled head is sharper") {
+  const auto a = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
+  const auto b = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
+  const auto c = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 8);
+  CHECK(a.weights == b.weights);
+  CHECK(a.weights != c.weights);
+  const auto s = nn::series_attention(ProbeSeries::Sine, 4.0, 8, true);
+  const auto u = nn::series_attention(ProbeSeries::Sine, 4.0, 8, false);
+  CHECK(u.max_row_sum_error < 1e-6);
+  for (int i = 1; i < 8; ++i) CHECK(u.weights[i * 8 + i] > s.weights[i * 8 + i]);
+}
+
+TEST_CASE("bad demo settings are input errors") {
+  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, 1.0, 8), InputError);
+  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, NAN, 8), InputError);
+  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, 4.0, 0), InputError);
+  CHECK_THROWS_AS(nn::parse_probe_series("square"), InputError);
+  CHECK(nn::parse_probe_series("trend") == ProbeSeries::Trend);
+  CHECK_THROWS_AS(nn::probe_width(0), InputError);
+  CHECK_THROWS_AS(nn::probe_width(8, 1, 64), InputError);
+}
+
+TEST_CASE("softmax_jacobian_norm matches the Jacobian built column by column") {
+  const std::vector<float> logits = {0.3f, -1.2f, 2.0f, 0.0f, 0.7f};
+  const int n = 5;
+  std::vector<float> p(n);
+  kernels::softmax_forward(logits.data(), p.data(), 1, n);
+  double frob2 = 0;
+  for (int j = 0; j < n; ++j) {
+    std::vector<float> unit(n, 0.0f), col(n, 0.0f);
+    unit[j] = 1.0f;
+    kernels::softmax_backward(p.data(), unit.data(), col.data(), 1, n);  // J e_j (J symmetric)
+    for (float v : col) frob2 += static_cast<double>(v) * v;
+  }
+  CHECK(nn::softmax_jacobian_norm(p.data(), n) == doctest::Approx(std::sqrt(frob2)).epsilon(1e-5));
+  const std::vector<float> uniform(4, 0.25f), one_hot = {0, 1, 0, 0};
+  CHECK(nn::softmax_jacobian_norm(uniform.data(), 4) == doctest::Approx(std::sqrt(3.0) / 4));
+  CHECK(nn::softmax_jacobian_norm(one_hot.data(), 4) == 0.0);
+}
+
+TEST_CASE("without the sqrt(d_k) divisor the softmax saturates as the width grows") {
+  const auto w1 = nn::probe_width(1);
+  CHECK(w1.scaled.score_variance == doctest::Approx(w1.unscaled.score_variance));
+  const auto w = nn::probe_width(256);
+  CHECK(w.max_entropy == doctest::Approx(std::log(64.0)));
+  // q.k of unit-variance vectors has variance D; the divisor brings it back to ~1.
+  CHECK(w.scaled.score_variance > 0.7);
+  CHECK(w.scaled.score_variance < 1.3);
+  CHECK(w.unscaled.score_variance > 0.7 * 256);
+  CHECK(w.unscaled.score_variance < 1.3 * 256);
+  CHECK(w.unscaled.score_variance == doctest::Approx(256 * w.scaled.score_variance).epsilon(1e-4));
+  // Scaled: a soft average over many keys. Unscaled: close to one-hot, with a vanishing gradient.
+  CHECK(w.scaled.entropy > 0.6 * w.max_entropy);
+  CHECK(w.unscaled.entropy < 0.25 * w.scaled.entropy);
+  CHECK(w.unscaled.max_weight > 0.8);
+  CHECK(w.unscaled.saturated_rows > 0.3);
+  CHECK(w.scaled.saturated_rows == 0.0);
+  // The mean Jacobian norm first grows (peaked rows have the steepest softmax), then
+  // vanishes as rows turn one-hot.
+  const auto wide = nn::probe_width(4096);
+  CHECK(wide.unscaled.softmax_grad_norm < 0.5 * wide.scaled.softmax_grad_norm);
+  CHECK(wide.unscaled.softmax_grad_norm < w.unscaled.softmax_grad_norm);
+  CHECK(wide.scaled.score_variance == doctest::Approx(1.0).epsilon(0.1));
+  // Growing the width hurts only the unscaled form.
+  const auto w16 = nn::probe_width(16);
+  CHECK(w16.unscaled.entropy > w.unscaled.entropy);
+  CHECK(std::abs(w16.scaled.entropy - w.scaled.entropy) < 0.3);
+  const auto again = nn::probe_width(256);
+  CHECK(again.unscaled.entropy == w.unscaled.entropy);
+}
