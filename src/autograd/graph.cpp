@@ -118,6 +118,7 @@ Graph& current_graph() {
   return *t_graph;
 }
 bool grad_enabled() { return t_grad_enabled; }
+bool graph_active() { return t_graph != nullptr; }
 
 // --- engine.hpp ---
 

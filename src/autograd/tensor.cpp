@@ -100,7 +100,7 @@ Tensor make_view(const Tensor& base, const char* op, const Shape& s,
                  const std::array<int64_t, kMaxDims>& st, int64_t offset) {
   float* grad = base.grad() ? base.grad() + offset : nullptr;
   TensorNode* node = nullptr;
-  if (grad && grad_enabled()) {
+  if (grad && grad_enabled() && graph_active()) {
     node = record_node(op, nullptr);
     node->in[0] = base;
   }

@@ -37,6 +37,9 @@ void* arena_alloc(size_t bytes);
 float* arena_floats(int64_t n);  // uninitialised
 float* arena_zeros(int64_t n);
 
+// True inside a GraphScope (views of parameters work without one; they just are not taped).
+bool graph_active();
+
 // True when ops record: grad mode is on and some input requires a gradient.
 bool should_record(std::initializer_list<const Tensor*> inputs);
 
