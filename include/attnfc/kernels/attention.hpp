@@ -50,5 +50,12 @@ void attention_forward_reference(const AttnParams& p, const float* Q, const floa
 void attention_backward_reference(const AttnParams& p, const float* Q, const float* K,
                                   const float* V, const float* O, const float* lse,
                                   const float* dO, float* dQ, float* dK, float* dV);
+// The same reference in double precision throughout, for central-difference
+// gradient checks (the backward needs no O / lse: it recomputes them).
+void attention_forward_reference(const AttnParams& p, const double* Q, const double* K,
+                                 const double* V, double* O, double* lse);
+void attention_backward_reference(const AttnParams& p, const double* Q, const double* K,
+                                  const double* V, const double* dO, double* dQ, double* dK,
+                                  double* dV);
 
 }  // namespace attnfc::kernels

@@ -1,0 +1,103 @@
+#pragma once
+// Pieces shared by the fused attention forward (attention.cpp) and backward
+// (attention_backward.cpp): tile sizes, per-thread scratch, K/V tile packing
+// and the masks.
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "attnfc/kernels/attention.hpp"
+#include "simd_math.hpp"
+
+namespace attnfc::kernels::detail {
+
+constexpr int kBr = 64;        // queries per tile
+constexpr int kBc = 64;        // keys per tile (a multiple of 16: rows of S are whole vectors)
+constexpr int kMaxHeadDim = 256;
+constexpr int kMaxDp = (kMaxHeadDim + 15) / 16 * 16;
+
+inline int padded_dim(int D) { return (D + 15) / 16 * 16; }
+
+inline void check_params(const AttnParams& p, const char* who) {
+  auto fail = [&](const std::string& what) {
+    throw std::invalid_argument(std::string(who) + ": " + what);
+  };
+  if (p.batch < 0 || p.heads < 0 || p.Lq < 0 || p.Lk < 0)
+    fail("batch, heads, Lq and Lk must be >= 0");
+  if (p.head_dim < 1 || p.head_dim > kMaxHeadDim)
+    fail("head_dim is " + std::to_string(p.head_dim) + ", expected 1..256");
+}
+
+// One 64-byte aligned block per OpenMP thread, sized once for the largest head
+// width, so a thread never allocates again and no two threads share a line.
+class ThreadScratch {
+ public:
+  float* floats(size_t n) {
+    if (n > capacity_) {
+      const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = bytes / sizeof(float);
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<float, decltype(&std::free)> data_{nullptr, &std::free};
+  size_t capacity_ = 0;
+};
+inline thread_local ThreadScratch tls_attention_scratch;
+
+// Base pointer of row i of (b, h) in a strided tensor.
+inline const float* row_ptr(const float* base, const AttnLayout& l, int b, int h, int64_t i) {
+  return base + b * l.batch_stride + h * l.head_stride + i * l.row_stride;
+}
+inline float* row_ptr(float* base, const AttnLayout& l, int b, int h, int64_t i) {
+  return base + b * l.batch_stride + h * l.head_stride + i * l.row_stride;
+}
+
+// dst[d * kBc + j] = src_row(j)[d] for j < kc, d < D: a key/value tile turned
+// into kBc-wide rows, so that S = Q K^T streams whole vectors of keys.
+inline void pack_transposed(const float* src, int64_t row_stride, int kc, int D, float* dst) {
+  for (int j = 0; j < kc; ++j) {
+    const float* s = src + j * row_stride;
+    for (int d = 0; d < D; ++d) dst[d * kBc + j] = s[d];
+  }
+}
+
+// Columns of row `i` (a query) in key tile [j0, j0 + kc) that are visible:
+// the first `visible` columns minus padded ones.
+inline int causal_visible(bool causal, int64_t i, int64_t j0, int kc) {
+  if (!causal) return kc;
+  const int64_t v = i - j0 + 1;
+  return v <= 0 ? 0 : (v >= kc ? kc : static_cast<int>(v));
+}
+inline simd::Mask visible_lanes(const uint8_t* pad, int j, int visible) {
+  return pad ? simd::keep_mask(pad + j, visible - j) : simd::tail_mask(visible - j);
+}
+
+// In place: S[i, j] <- exp(scale * S[i, j] - lse_i) for visible (i, j), else 0.
+// Rows with lse = -inf (no visible key) become zeros.
+inline void recompute_probs(float* S, int qc, int kc, int64_t i0, int64_t j0, bool causal,
+                            const uint8_t* pad, float scale, const float* lse) {
+  using namespace simd;
+  const VF vs = set1(scale);
+  for (int i = 0; i < qc; ++i) {
+    float* row = S + i * kBc;
+    const int visible = causal_visible(causal, i0 + i, j0, kc);
+    if (!(lse[i] > -kInf) || visible == 0) {
+      for (int j = 0; j < kc; j += kLanes) store(row + j, zero());
+      continue;
+    }
+    const VF neg_lse = set1(-lse[i]);
+    for (int j = 0; j < kc; j += kLanes) {
+      const VF s = fmadd(load(row + j), vs, neg_lse);
+      store(row + j, select(visible_lanes(pad, j, visible), exp(s), zero()));
+    }
+  }
+}
+
+}  // namespace attnfc::kernels::detail
