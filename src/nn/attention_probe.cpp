@@ -107,6 +107,60 @@ double softmax_jacobian_norm(const float* p, int n) {
   return std::sqrt(std::max(0.0, s2 - 2 * s3 + s2 * s2));
 }
 
+LagProfile causal_lag_profile(const float* weights, int n) {
+  LagProfile r;
+  r.mass.assign(n, 0.0);
+  r.lift.assign(n, 0.0);
+  for (int lag = 0; lag < n; ++lag) {
+    double mass = 0, uniform = 0;
+    for (int i = lag; i < n; ++i) {
+      mass += weights[static_cast<size_t>(i) * n + (i - lag)];
+      uniform += 1.0 / (i + 1);
+    }
+    r.mass[lag] = mass / (n - lag);
+    r.lift[lag] = mass / uniform;
+  }
+  double best = 0;
+  for (int lag = 1; lag < n; ++lag) best = std::max(best, r.lift[lag]);
+  for (int lag = 1; lag < n && r.dominant_lag == 0 && best > 0; ++lag)
+    if (r.lift[lag] >= 0.98 * best) r.dominant_lag = lag;
+  return r;
+}
+
+std::vector<double> autocorrelation(std::span<const float> x, int max_lag) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  max_lag = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(max_lag, n - 1)));
+  std::vector<double> acf(static_cast<size_t>(max_lag) + 1, 0.0);
+  double mean = 0;
+  int64_t count = 0;
+  for (float v : x)
+    if (!std::isnan(v)) mean += v, ++count;
+  if (count == 0) return acf;
+  mean /= static_cast<double>(count);
+  double var = 0;
+  for (float v : x)
+    if (!std::isnan(v)) var += (v - mean) * (v - mean);
+  if (!(var > 0)) return acf;
+  for (int lag = 0; lag <= max_lag; ++lag) {
+    double s = 0;
+    for (int64_t t = 0; t + lag < n; ++t) {
+      const float a = x[t], b = x[t + lag];
+      if (!std::isnan(a) && !std::isnan(b)) s += (a - mean) * (b - mean);
+    }
+    acf[lag] = s / var;
+  }
+  return acf;
+}
+
+int autocorrelation_peak(const std::vector<double>& acf, double min_value) {
+  int best = 0;
+  for (size_t l = 2; l + 1 < acf.size(); ++l) {
+    const bool local_max = acf[l] >= acf[l - 1] && acf[l] >= acf[l + 1] && acf[l] > min_value;
+    if (local_max && (best == 0 || acf[l] > acf[best])) best = static_cast<int>(l);
+  }
+  return best;
+}
+
 SeriesAttention series_attention(ProbeSeries kind, double period, int length, bool scaled,
                                  uint64_t seed) {
   if (!(period >= 2.0) || !std::isfinite(period))
@@ -133,26 +187,15 @@ SeriesAttention series_attention(ProbeSeries kind, double period, int length, bo
   kernels::gemm(false, false, L, D, L, 1.0f, r.weights.data(), L, r.embedding.data(), D, 0.0f,
                 r.output.data(), D);
 
-  r.lag_profile.assign(L, 0.0);
-  r.lag_lift.assign(L, 0.0);
   for (int i = 0; i < L; ++i) {
     double sum = 0;
     for (int j = 0; j < L; ++j) sum += r.weights[static_cast<size_t>(i) * L + j];
     r.max_row_sum_error = std::max(r.max_row_sum_error, std::abs(sum - 1.0));
   }
-  for (int lag = 0; lag < L; ++lag) {
-    double mass = 0;
-    for (int i = lag; i < L; ++i) mass += r.weights[static_cast<size_t>(i) * L + (i - lag)];
-    double uniform = 0;
-    for (int i = lag; i < L; ++i) uniform += 1.0 / (i + 1);
-    r.lag_profile[lag] = mass / (L - lag);
-    r.lag_lift[lag] = mass / uniform;
-  }
-  double best = 0;
-  for (int lag = 1; lag < L; ++lag) best = std::max(best, r.lag_lift[lag]);
-  r.dominant_lag = 0;
-  for (int lag = 1; lag < L && r.dominant_lag == 0; ++lag)
-    if (r.lag_lift[lag] >= 0.98 * best) r.dominant_lag = lag;
+  LagProfile lags = causal_lag_profile(r.weights.data(), L);
+  r.lag_profile = std::move(lags.mass);
+  r.lag_lift = std::move(lags.lift);
+  r.dominant_lag = lags.dominant_lag;
   return r;
 }
 

@@ -131,3 +131,47 @@ TEST_CASE("without the sqrt(d_k) divisor the softmax saturates as the width grow
   const auto again = nn::probe_width(256);
   CHECK(again.unscaled.entropy == w.unscaled.entropy);
 }
+
+TEST_CASE("causal_lag_profile: identity, previous-token and uniform heads") {
+  const int n = 6;
+  std::vector<float> eye(n * n, 0.0f), prev(n * n, 0.0f), uniform(n * n, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    eye[i * n + i] = 1.0f;
+    prev[i * n + (i > 0 ? i - 1 : 0)] = 1.0f;
+    for (int j = 0; j <= i; ++j) uniform[i * n + j] = 1.0f / (i + 1);
+  }
+  const auto e = nn::causal_lag_profile(eye.data(), n);
+  CHECK(e.mass[0] == doctest::Approx(1.0));
+  CHECK(e.dominant_lag == 0);  // never looks back
+  const auto p = nn::causal_lag_profile(prev.data(), n);
+  CHECK(p.dominant_lag == 1);
+  CHECK(p.mass[1] == doctest::Approx(1.0));
+  const auto u = nn::causal_lag_profile(uniform.data(), n);
+  for (int l = 0; l < n; ++l) CHECK(u.lift[l] == doctest::Approx(1.0));
+}
+
+TEST_CASE("autocorrelation finds the seasonal period and ignores a trend") {
+  std::vector<float> seasonal(24 * 20), trend(200), gappy;
+  for (size_t t = 0; t < seasonal.size(); ++t)
+    seasonal[t] = static_cast<float>(std::sin(2 * std::numbers::pi * t / 24.0) +
+                                     0.3 * std::sin(2 * std::numbers::pi * t / 6.0));
+  for (size_t t = 0; t < trend.size(); ++t) trend[t] = 0.1f * t;
+  const auto acf = nn::autocorrelation(seasonal, 60);
+  REQUIRE(acf.size() == 61u);
+  CHECK(acf[0] == doctest::Approx(1.0));
+  CHECK(acf[24] > 0.9);
+  CHECK(acf[12] < -0.5);
+  CHECK(nn::autocorrelation_peak(acf) == 24);
+  CHECK(nn::autocorrelation_peak(nn::autocorrelation(trend, 50)) == 0);
+  // Missing values are skipped, not propagated.
+  gappy = seasonal;
+  for (size_t t = 5; t < gappy.size(); t += 17) gappy[t] = NAN;
+  const auto g = nn::autocorrelation(gappy, 60);
+  for (double v : g) CHECK(std::isfinite(v));
+  CHECK(nn::autocorrelation_peak(g) == 24);
+  // Degenerate inputs.
+  CHECK(nn::autocorrelation(std::vector<float>(10, 3.0f), 5) == std::vector<double>(6, 0.0));
+  CHECK(nn::autocorrelation(std::vector<float>{}, 5).size() == 1u);
+  CHECK(nn::autocorrelation(std::vector<float>{1, 2, 3}, 10).size() == 3u);
+  CHECK(nn::autocorrelation_peak(acf, 0.99) == 0);
+}

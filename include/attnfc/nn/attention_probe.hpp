@@ -3,6 +3,7 @@
 // Computed with the kernels directly (GEMM for scores, the masked row softmax),
 // so what the demo prints is what the library computes, never typed-in values.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,31 @@ struct WidthProbe {
 // Queries [queries, width] and keys [keys, width] with i.i.d. unit-variance normal
 // entries (seeded). 1 <= width <= 65536, 2 <= queries, keys <= 4096 (InputError otherwise).
 WidthProbe probe_width(int width, int queries = 64, int keys = 64, uint64_t seed = 1);
+
+// Where a causal attention matrix puts its mass, by distance i - j.
+struct LagProfile {
+  // mass[l] = mean over queries i >= l of weights[i][i - l].
+  std::vector<double> mass;
+  // lift[l] = mass[l] / the same quantity for uniform causal attention (mean over i >= l
+  // of 1/(i+1)). Early queries see few keys, so raw mass favours short lags; the lift
+  // removes that bias: > 1 means the head prefers that lag.
+  std::vector<double> lift;
+  // The smallest lag l >= 1 whose lift is within 2% of the largest (0 when n == 1 or no
+  // query looks back at all): multiples of a period tie on a periodic series, and the
+  // period itself is the answer.
+  int dominant_lag = 0;
+};
+// weights: row-major [n, n], row i = query i (entries above the diagonal are ignored).
+LagProfile causal_lag_profile(const float* weights, int n);
+
+// Sample autocorrelation r(l) = sum_t (x_t - m)(x_{t+l} - m) / sum_t (x_t - m)^2 for
+// l = 0..max_lag (max_lag is clamped to size - 1). NaN entries are missing: skipped in
+// the mean, the variance and every pair. A constant or empty series gives all zeros.
+std::vector<double> autocorrelation(std::span<const float> x, int max_lag);
+// The lag of the highest local maximum of acf over lags >= 2 that exceeds min_value
+// (a seasonal period; pass about 2/sqrt(n) to ignore what white noise produces);
+// 0 when there is none (e.g. a trend, whose acf only decays).
+int autocorrelation_peak(const std::vector<double>& acf, double min_value = 0.0);
 
 // ||J||_F for J = diag(p) - p p^T, the Jacobian of softmax at output p (closed form:
 // sqrt(sum p^2 - 2 sum p^3 + (sum p^2)^2)).
