@@ -75,23 +75,65 @@ struct Problem {
   Epilogue ep;
 };
 
-// One thread's rectangle C[m0:m1, n0:n1], computed serially.
-void gemm_block(const KernelSpec& ks, const Problem& p, int m0, int m1, int n0, int n1) {
-  if (m0 >= m1 || n0 >= n1) return;
-  PackBuffers& buf = thread_buffers();
+// Runs `body(i)` for i in [0, n): shared among the team with a dynamic schedule when
+// called by every thread of a parallel region, serially otherwise. The loop ends in a
+// barrier in team mode, so the shared B block may be repacked afterwards.
+template <class Body>
+void team_for(bool team, int n, bool dynamic, Body&& body) {
+  if (!team) {
+    for (int i = 0; i < n; ++i) body(i);
+    return;
+  }
+  if (dynamic) {
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < n; ++i) body(i);
+  } else {
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; ++i) body(i);
+  }
+}
+
+// Near-equal split of `units` into `parts` ranges: part i is [lo(i), lo(i + 1)).
+inline int split_point(int units, int parts, int i) {
+  return static_cast<int>(static_cast<long>(units) * i / parts);
+}
+
+// The whole product, executed by every thread of a team (team = true, threads > 1) or
+// by one thread. B blocks are packed once into shared_b, cooperatively; the work items
+// (an MC row block x a group of NR panels) are then taken dynamically, each packing
+// its A block into the executing thread's own buffer. How the items are formed and
+// who runs them never changes an element's arithmetic.
+void gemm_team(const KernelSpec& ks, const Problem& p, float* shared_b, bool team, int threads) {
+  float* const own_a = thread_buffers().a();
   const int nkb = (p.K + kKc - 1) / kKc;
-  for (int jc = n0; jc < n1; jc += kNc) {
-    const int nc = std::min(kNc, n1 - jc);
+  const int m_panels = (p.M + ks.mr - 1) / ks.mr;
+  const int n_mblocks = (m_panels + kMc / ks.mr - 1) / (kMc / ks.mr);
+  for (int jc = 0; jc < p.N; jc += kNc) {
+    const int nc = std::min(kNc, p.N - jc);
+    const int n_panels = (nc + ks.nr - 1) / ks.nr;
+    // Enough items for dynamic balancing (about three per thread) without splitting N
+    // when there are plenty of row blocks; every split repacks the A block.
+    int n_groups = 1;
+    if (threads > 1 && n_mblocks < 3 * threads) {
+      n_groups = std::min(n_panels, (3 * threads + n_mblocks - 1) / n_mblocks);
+    }
     for (int kb = 0; kb < nkb; ++kb) {
-      const int k0 = static_cast<int>(static_cast<long>(kb) * p.K / nkb);
-      const int k1 = static_cast<int>(static_cast<long>(kb + 1) * p.K / nkb);
-      const int kc = k1 - k0;
-      pack_b(p.transB, p.B, p.ldb, k0, kc, jc, nc, ks.nr, buf.b());
-      for (int ic = m0; ic < m1; ic += kMc) {
-        const int mc = std::min(kMc, m1 - ic);
-        pack_a(p.transA, p.A, p.lda, ic, mc, k0, kc, ks.mr, buf.a());
-        for (int jr = 0; jr < nc; jr += ks.nr) {
-          const float* pb = buf.b() + static_cast<long>(jr) * kc;
+      const int k0 = split_point(p.K, nkb, kb);
+      const int kc = split_point(p.K, nkb, kb + 1) - k0;
+      team_for(team, n_panels, false, [&](int q) {
+        const int j = q * ks.nr;
+        pack_b(p.transB, p.B, p.ldb, k0, kc, jc + j, std::min(ks.nr, nc - j), ks.nr,
+               shared_b + static_cast<long>(j) * kc);
+      });
+      team_for(team, n_mblocks * n_groups, true, [&](int item) {
+        const int mb = item / n_groups, g = item % n_groups;
+        const int ic = split_point(m_panels, n_mblocks, mb) * ks.mr;
+        const int mc = std::min(split_point(m_panels, n_mblocks, mb + 1) * ks.mr, p.M) - ic;
+        const int jr0 = split_point(n_panels, n_groups, g) * ks.nr;
+        const int jr1 = std::min(split_point(n_panels, n_groups, g + 1) * ks.nr, nc);
+        pack_a(p.transA, p.A, p.lda, ic, mc, k0, kc, ks.mr, own_a);
+        for (int jr = jr0; jr < jr1; jr += ks.nr) {
+          const float* pb = shared_b + static_cast<long>(jr) * kc;
           const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
           for (int ir = 0; ir < mc; ir += ks.mr) {
             const TileStore st{p.C + static_cast<long>(ic + ir) * p.ldc + jc + jr,
@@ -104,44 +146,12 @@ void gemm_block(const KernelSpec& ks, const Problem& p, int m0, int m1, int n0, 
                                kb == nkb - 1,
                                bias,
                                p.ep.act};
-            ks.kernel(kc, buf.a() + static_cast<long>(ir) * kc, pb, st);
+            ks.kernel(kc, own_a + static_cast<long>(ir) * kc, pb, st);
           }
         }
-      }
+      });
     }
   }
-}
-
-// Splits C among nt threads as a pm x pn grid of panel-aligned rectangles, choosing
-// the grid whose largest rectangle (in padded micro-tiles, plus the cost of packing
-// B once per rectangle) is smallest. Thread t gets rectangle t.
-void thread_rect(const KernelSpec& ks, const Problem& p, int nt, int t, int& m0, int& m1,
-                 int& n0, int& n1) {
-  const long um = (p.M + ks.mr - 1) / ks.mr;
-  const long un = (p.N + ks.nr - 1) / ks.nr;
-  int best_pm = 1;
-  double best_cost = -1.0;
-  for (int pm = 1; pm <= nt; ++pm) {
-    if (nt % pm) continue;
-    const int pn = nt / pm;
-    const double rows = static_cast<double>((um + pm - 1) / pm) * ks.mr;
-    const double cols = static_cast<double>((un + pn - 1) / pn) * ks.nr;
-    // Multiply-adds per rectangle, plus B packing (~8 MACs per packed float) and A packing
-    // repeated for every NC block.
-    const double cost = rows * cols * p.K + 8.0 * p.K * cols + 8.0 * p.K * rows;
-    if (best_cost < 0 || cost < best_cost) {
-      best_cost = cost;
-      best_pm = pm;
-    }
-  }
-  const int pm = best_pm, pn = nt / pm;
-  const int tm = t / pn, tn = t % pn;
-  const long m_lo = um * tm / pm, m_hi = um * (tm + 1) / pm;
-  const long n_lo = un * tn / pn, n_hi = un * (tn + 1) / pn;
-  m0 = static_cast<int>(std::min<long>(m_lo * ks.mr, p.M));
-  m1 = static_cast<int>(std::min<long>(m_hi * ks.mr, p.M));
-  n0 = static_cast<int>(std::min<long>(n_lo * ks.nr, p.N));
-  n1 = static_cast<int>(std::min<long>(n_hi * ks.nr, p.N));
 }
 
 Path best_packed_path() {
@@ -209,16 +219,15 @@ void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, i
   const KernelSpec ks = kernel_spec(path);
   const Problem p{transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep};
   const int max_threads = omp_get_max_threads();
+  float* const shared_b = thread_buffers().b();
   if (!threaded || max_threads <= 1 || omp_in_parallel() || macs < kParallelMacs) {
-    gemm_block(ks, p, 0, M, 0, N);
+    gemm_team(ks, p, shared_b, false, 1);
     return;
   }
 #pragma omp parallel num_threads(max_threads)
   {
     enable_flush_to_zero();
-    int m0, m1, n0, n1;
-    thread_rect(ks, p, omp_get_num_threads(), omp_get_thread_num(), m0, m1, n0, n1);
-    gemm_block(ks, p, m0, m1, n0, n1);
+    gemm_team(ks, p, shared_b, omp_get_num_threads() > 1, omp_get_num_threads());
   }
 }
 
