@@ -18,6 +18,12 @@
 // The analytic side is a float computation, accurate to ~1e-6 relative. We accept
 //   |analytic - numeric| <= atol + rtol * |numeric|,  rtol = 1e-3,
 // and test_gradcheck_catches.cpp shows a backward that is off by 1% is rejected.
+//
+// The checker runs at one thread: gradients do not depend on the thread count
+// (test_determinism.cpp checks that bit for bit), and thousands of tiny forwards
+// at 2 threads on a loaded 2-core machine would only measure OpenMP wake-ups.
+#include <omp.h>
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -74,6 +80,11 @@ inline GradCheckReport grad_check(const std::vector<ag::Tensor>& leaves,
                                   const std::function<ag::Tensor()>& fn,
                                   const GradCheckOptions& opt = {}) {
   GradCheckReport rep;
+  struct OneThread {
+    int saved = omp_get_max_threads();
+    OneThread() { omp_set_num_threads(1); }
+    ~OneThread() { omp_set_num_threads(saved); }
+  } one_thread;
   ag::Graph g;
   ag::GraphScope scope(g);
   // Analytic gradients.
