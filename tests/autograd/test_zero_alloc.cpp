@@ -135,6 +135,53 @@ TEST_CASE("a steady-state training step makes zero heap allocations") {
   CHECK(graph.nodes() == 0);
 }
 
+TEST_CASE("a steady-state attention step (fused SDPA, masked softmax) makes zero allocations") {
+  ag::ParameterSet ps;
+  const Tensor w_qkv = ps.create("in_proj_weight", {3 * 16, 16});
+  const Tensor w_o = ps.create("out_proj.weight", {16, 16});
+  const Tensor ln_g = ps.create("ln.weight", {16});
+  ag::init_uniform(w_qkv, 0.25f, 1);
+  ag::init_uniform(w_o, 0.25f, 2);
+  ag::init_constant(ln_g, 1.0f);
+  ag::SGD opt(ps, 0.9f);
+  ag::Graph graph;
+  std::vector<float> xs(2 * 7 * 16);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 11) * 0.1f - 0.5f;
+  const uint8_t pad[2 * 7] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  long per_step[4] = {};
+  for (int step = 0; step < 4; ++step) {
+    g_allocations = 0;
+    g_armed = step >= 1;
+    {
+      ag::GraphScope scope(graph);
+      const Tensor x = ag::from_data({2, 7, 16}, xs.data());
+      ps.zero_grad();
+      const Tensor qkv = ag::linear(ag::layernorm(x, ln_g, Tensor{}), w_qkv).reshape({2, 7, 3 * 2, 8});
+      auto part = [&](int i) { return qkv.slice(2, 2 * i, 2 * i + 2).permute({0, 2, 1, 3}); };
+      ag::SdpaOptions so;
+      so.causal = true;
+      so.key_padding = pad;
+      const Tensor att = ag::scaled_dot_product_attention(part(0), part(1), part(2), so);
+      // The materialising path too: scores, causal row-masked softmax, weighted values.
+      const Tensor scores = ag::matmul(part(0), part(1), false, true);
+      kernels::RowMask rm;
+      rm.causal = true;
+      rm.rows_per_matrix = 7;
+      const Tensor p = ag::softmax_masked(ag::scale(scores, 0.35f), rm);
+      const Tensor att2 = ag::matmul(p, part(2));
+      const Tensor merged = ag::add(att, att2).permute({0, 2, 1, 3}).contiguous().reshape({2, 7, 16});
+      graph.backward(ag::mean_all(ag::mul(ag::linear(merged, w_o), x)));
+      opt.step(1e-2f);
+      graph.reset();
+    }
+    g_armed = false;
+    per_step[step] = g_allocations.load();
+  }
+  CHECK(per_step[1] == 0);
+  CHECK(per_step[2] == 0);
+  CHECK(per_step[3] == 0);
+}
+
 TEST_CASE("the allocation counter sees allocations (the test above can fail)") {
   g_allocations = 0;
   g_armed = true;
