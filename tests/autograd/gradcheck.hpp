@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -149,6 +150,10 @@ inline GradCheckReport grad_check(const std::vector<ag::Tensor>& leaves,
         rep.worst = buf;
       }
     }
+  }
+  if (std::getenv("ATTNFC_GRADCHECK_VERBOSE")) {
+    std::fprintf(stderr, "gradcheck: %d elements, worst ratio %.3f (%s)\n", rep.checked,
+                 rep.worst_ratio, rep.worst.c_str());
   }
   return rep;
 }
