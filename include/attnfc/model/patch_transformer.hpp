@@ -28,6 +28,11 @@
 
 namespace attnfc::model {
 
+namespace detail {
+struct Prepared;
+struct SeriesView;
+}  // namespace detail
+
 struct ForwardOptions {
   bool training = false;      // dropout on when true
   uint64_t dropout_seed = 0;  // vary per step (e.g. hash of run seed and step)
@@ -88,11 +93,13 @@ class PatchTransformer {
     nn::MultiHeadAttention attn;
     nn::Linear ff_in, ff_out;
   };
-  struct Normalized;  // defined in the .cpp
-
+  // [B, N_out, H, C] predictions (N_out = 1 when last_only).
   ag::Tensor predict_positions(const ag::Tensor& context, const ag::Tensor& observed,
                                const ForwardOptions& options, bool last_only,
                                std::vector<ag::Tensor>* attention) const;
+  ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
+                              bool last_only, std::vector<ag::Tensor>* attention) const;
+  ag::Tensor loss_on(const detail::SeriesView& series, const ForwardOptions& options) const;
 
   ModelConfig config_;
   ag::ParameterSet* params_;

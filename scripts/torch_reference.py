@@ -1,0 +1,335 @@
+#!/usr/bin/python3
+"""PyTorch rebuild of attnfc's PatchTransformer from docs/MODEL.md alone.
+
+It reads attnfc checkpoints (.safetensors) with its own reader, rebuilds the
+model in plain torch ops, and checks that torch's forward matches attnfc's.
+
+  torch_reference.py check DIR [--out JSON]
+      DIR holds what `ATTNFC_TORCH_EXPORT=DIR test_model -tc="torch reference*"`
+      wrote: case_<name>.safetensors (+ _data) and trajectory_*.safetensors.
+      Compares every case's forward with attnfc's (max abs diff <= 1e-4),
+      trains the trajectory model 10 AdamW steps in float64, and writes the
+      reference numbers (tests/model/data/torch_reference.json) to --out.
+  torch_reference.py predict CHECKPOINT CONTEXT.csv
+      Forecast from the last position for each row of a CSV of context rows.
+  torch_reference.py --bench [--threads N]
+      Training samples/s of the issue's S/M/Long/XL shapes in PyTorch, one JSON
+      line per case in the format of bench/ programs.
+
+Needs Debian's python3-torch and python3-numpy; attnfc's build and tests never do.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+# ----------------------------------------------------------------- safetensors
+
+
+def read_safetensors(path):
+    """Returns (tensors: dict name -> np.float32 array, metadata: dict)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", {})
+    base = 8 + n
+    out = {}
+    for name, e in header.items():
+        if e["dtype"] != "F32":
+            raise ValueError(f"{path}: tensor {name} has dtype {e['dtype']}")
+        b, end = e["data_offsets"]
+        arr = np.frombuffer(raw[base + b:base + end], dtype="<f4").reshape(e["shape"])
+        out[name] = arr.astype(np.float32)
+    return out, meta
+
+
+# ----------------------------------------------------------------- the model
+
+
+class PatchTransformer:
+    """docs/MODEL.md, section by section. Parameters live in self.p by attnfc name."""
+
+    def __init__(self, cfg, tensors, dtype=torch.float32):
+        self.cfg = cfg
+        self.dtype = dtype
+        self.p = {k: torch.tensor(v, dtype=dtype, requires_grad=True)
+                  for k, v in tensors.items() if not k.startswith("optim.")}
+        self.P = cfg["patch_len"]
+        self.L = cfg["context_length"]
+        self.N = self.L // self.P
+        self.H = cfg["horizon"]
+        self.C = cfg["channels"] if cfg["channel_mode"] == "mixed" else 1
+        self.d = cfg["d_model"]
+
+    # --- non-differentiable inputs (MODEL.md "Normalisation and tokens"), in float64
+    def prepare(self, ctx, obs, last_only=False):
+        """ctx, obs: [B, L, C] arrays. Returns features [B,N,2PC], scale, offset [B,n,1,C]."""
+        cfg, P, N, C = self.cfg, self.P, self.N, self.C
+        B = ctx.shape[0]
+        x = ctx.astype(np.float64)
+        m = obs != 0
+        feats = np.zeros((B, N, 2 * P * C), dtype=np.float32)
+        n_out = 1 if last_only else N
+        scale = np.zeros((B, n_out, 1, C), dtype=np.float32)
+        offset = np.zeros((B, n_out, 1, C), dtype=np.float32)
+        eps = cfg["norm_eps"]
+        for b in range(B):
+            for c in range(C):
+                xs, ms = x[b, :, c], m[b, :, c]
+                tot = (xs[ms].sum(), (xs[ms] ** 2).sum(), ms.sum())
+                last = None
+                for n in range(N):
+                    seg = slice(0, (n + 1) * P)
+                    run = (xs[seg][ms[seg]].sum(), (xs[seg][ms[seg]] ** 2).sum(), ms[seg].sum())
+                    obs_idx = np.nonzero(ms[n * P:(n + 1) * P])[0]
+                    if len(obs_idx):
+                        last = xs[n * P + obs_idx[-1]]
+                    s, ss, cnt = run if cfg["norm"] == "causal" else tot
+                    mu, sigma = 0.0, 1.0
+                    if cfg["norm"] != "none" and cnt > 0:
+                        mu = s / cnt
+                        sigma = math.sqrt(max(0.0, ss / cnt - mu * mu) + eps)
+                    for p in range(P):
+                        t = n * P + p
+                        if ms[t]:
+                            feats[b, n, p * C + c] = (xs[t] - mu) / sigma
+                            feats[b, n, P * C + p * C + c] = 1.0
+                    slot = 0 if last_only else n
+                    if last_only and n != N - 1:
+                        continue
+                    base = last if (cfg["target"] == "delta" and last is not None) else mu
+                    scale[b, slot, 0, c] = sigma
+                    offset[b, slot, 0, c] = base
+        t = lambda a: torch.tensor(a, dtype=self.dtype)
+        return t(feats), t(scale), t(offset)
+
+    def linear(self, x, name, act=None):
+        y = F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"])
+        return F.gelu(y, approximate="tanh") if act == "gelu" else y
+
+    def layernorm(self, x, name):
+        return F.layer_norm(x, (self.d,), self.p[name + ".weight"], self.p[name + ".bias"],
+                            self.cfg["layernorm_eps"])
+
+    def attention(self, x, name):
+        B, N, d = x.shape
+        h = self.cfg["n_heads"]
+        qkv = F.linear(x, self.p[name + ".in_proj_weight"], self.p[name + ".in_proj_bias"])
+        q, k, v = (t.reshape(B, N, h, d // h).transpose(1, 2) for t in qkv.split(d, dim=-1))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
+        causal = torch.triu(torch.ones(N, N, dtype=torch.bool), diagonal=1)
+        w = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
+        out = (w @ v).transpose(1, 2).reshape(B, N, d)
+        return F.linear(out, self.p[name + ".out_proj.weight"], self.p[name + ".out_proj.bias"])
+
+    def forward(self, feats, scale, offset, last_only=False):
+        cfg = self.cfg
+        if cfg["embedding"] == "linear":
+            x = self.linear(feats, "embed")
+        else:
+            x = self.linear(self.linear(feats, "embed.hidden", "gelu"), "embed.output") + \
+                self.linear(feats, "embed.skip")
+        if cfg["positional"] == "learned":
+            x = x + self.p["pos_embedding"]
+        elif cfg["positional"] == "sinusoidal":
+            x = x + sinusoidal(self.N, self.d).to(self.dtype)
+        for i in range(cfg["n_layers"]):
+            b = f"blocks.{i}."
+            x = x + self.attention(self.layernorm(x, b + "norm1"), b + "attn")
+            x = x + self.linear(self.linear(self.layernorm(x, b + "norm2"), b + "ff_in", "gelu"),
+                                b + "ff_out")
+        x = self.layernorm(x, "final_norm")
+        if last_only:
+            x = x[:, -1:, :]
+        raw = self.linear(x, "head").reshape(x.shape[0], x.shape[1], self.H, self.C)
+        return raw * scale + offset  # [B, n, H, C]
+
+    def loss(self, window, observed=None):
+        """window [B, L+H, C]: MODEL.md "Training loss"."""
+        cfg, P, L, H = self.cfg, self.P, self.L, self.H
+        if observed is None:
+            observed = np.ones_like(window)
+        last_only = cfg["loss_positions"] == "last"
+        feats, scale, offset = self.prepare(window[:, :L], observed[:, :L], last_only)
+        pred = self.forward(feats, scale, offset, last_only)
+        ns = [self.N - 1] if last_only else range(self.N)
+        tgt = np.stack([window[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
+        msk = np.stack([observed[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
+        tgt = torch.tensor(tgt, dtype=self.dtype)
+        msk = torch.tensor(msk, dtype=self.dtype)
+        d = pred - tgt
+        if cfg["loss"] == "mse":
+            e = d * d
+        elif cfg["loss"] == "mae":
+            e = d.abs()
+        else:
+            a = cfg["huber_delta"]
+            e = torch.where(d.abs() <= a, 0.5 * d * d, a * (d.abs() - 0.5 * a))
+        return (e * msk).sum() / msk.sum()
+
+
+def sinusoidal(N, d):
+    pe = torch.zeros(N, d, dtype=torch.float64)
+    for i in range(0, d, 2):
+        freq = 10000.0 ** (-i / d)
+        pos = torch.arange(N, dtype=torch.float64)
+        pe[:, i] = torch.sin(pos * freq)
+        if i + 1 < d:
+            pe[:, i + 1] = torch.cos(pos * freq)
+    return pe.float()
+
+
+def load_model(path, dtype=torch.float32):
+    tensors, meta = read_safetensors(path)
+    if meta.get("format") != "attnfc.patch_transformer" or meta.get("format_version") != "1":
+        raise SystemExit(f"{path}: not an attnfc checkpoint of format version 1")
+    return PatchTransformer(json.loads(meta["model_config"]), tensors, dtype)
+
+
+def as_blc(a, C):
+    return a.reshape(a.shape[0], a.shape[1], C) if a.ndim == 2 else a
+
+
+# ----------------------------------------------------------------- commands
+
+
+def cmd_check(args):
+    d = args.dir
+    result = {"cases": {}, "trajectory": []}
+    worst_all = 0.0
+    for f in sorted(os.listdir(d)):
+        if not (f.startswith("case_") and f.endswith(".safetensors")) or f.endswith("_data.safetensors"):
+            continue
+        name = f[len("case_"):-len(".safetensors")]
+        model = load_model(os.path.join(d, f))
+        data, _ = read_safetensors(os.path.join(d, f"case_{name}_data.safetensors"))
+        feats, scale, offset = model.prepare(data["context"], data["observed"])
+        with torch.no_grad():
+            y = model.forward(feats, scale, offset).reshape(-1).numpy()
+        worst = float(np.abs(y - data["forward"]).max())
+        worst_all = max(worst_all, worst)
+        print(f"case {name:24s} max |torch - attnfc| = {worst:.3e}")
+        result["cases"][name] = {"forward": [float(v) for v in y]}
+    # Trajectory: float64 so the pinned numbers carry no float32 rounding of their own.
+    model = load_model(os.path.join(d, "trajectory_init.safetensors"), torch.float64)
+    batches, _ = read_safetensors(os.path.join(d, "trajectory_batches.safetensors"))
+    params = list(model.p.values())
+    opt = torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    for s in range(len(batches)):
+        w = batches[f"batch.{s}"].astype(np.float64)
+        opt.zero_grad()
+        loss = model.loss(as_blc(w, 1))
+        loss.backward()
+        opt.step()
+        result["trajectory"].append(float(loss))
+        print(f"step {s}: loss {float(loss):.8f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+    if worst_all > 1e-4:
+        print(f"FAIL: torch and attnfc differ by {worst_all:.3e} > 1e-4")
+        return 1
+    print(f"OK: every forward matches to {worst_all:.1e} (<= 1e-4)")
+    return 0
+
+
+def cmd_predict(args):
+    model = load_model(args.checkpoint)
+    rows = np.loadtxt(args.context, delimiter=",", ndmin=2).astype(np.float32)
+    ctx = rows[:, -model.L:][:, :, None]
+    feats, scale, offset = model.prepare(ctx, np.ones_like(ctx), last_only=True)
+    with torch.no_grad():
+        y = model.forward(feats, scale, offset, last_only=True)[:, 0, :, 0].numpy()
+    np.savetxt(sys.stdout, y, delimiter=",", fmt="%.7g")
+    return 0
+
+
+BENCH_CASES = {  # name: (P, patches or L, d, heads, layers, H, batch)
+    "S": (16, 336, 64, 4, 2, 96, 32),
+    "M": (16, 336, 128, 8, 3, 96, 32),
+    "Long": (1, 512, 64, 4, 2, 1, 32),
+    "XL": (1, 2048, 64, 4, 1, 1, 4),
+}
+
+
+def cmd_bench(args):
+    torch.set_num_threads(args.threads)
+    for name, (P, L, d, h, n, H, B) in BENCH_CASES.items():
+        cfg = dict(patch_len=P, context_length=L, horizon=H, channel_mode="independent",
+                   channels=1, norm="causal", norm_eps=1e-5, target="delta", embedding="linear",
+                   positional="sinusoidal", d_model=d, n_heads=h, n_layers=n, ff_mult=4,
+                   dropout=0.0, layernorm_eps=1e-5, loss_positions="all", loss="mse")
+        tensors = {"embed.weight": np.random.randn(d, 2 * P).astype(np.float32) * 0.1,
+                   "embed.bias": np.zeros(d, np.float32),
+                   "final_norm.weight": np.ones(d, np.float32), "final_norm.bias": np.zeros(d, np.float32),
+                   "head.weight": np.random.randn(H, d).astype(np.float32) * 0.1,
+                   "head.bias": np.zeros(H, np.float32)}
+        for i in range(n):
+            b = f"blocks.{i}."
+            for ln in ("norm1", "norm2"):
+                tensors[b + ln + ".weight"] = np.ones(d, np.float32)
+                tensors[b + ln + ".bias"] = np.zeros(d, np.float32)
+            tensors[b + "attn.in_proj_weight"] = np.random.randn(3 * d, d).astype(np.float32) * 0.1
+            tensors[b + "attn.in_proj_bias"] = np.zeros(3 * d, np.float32)
+            tensors[b + "attn.out_proj.weight"] = np.random.randn(d, d).astype(np.float32) * 0.1
+            tensors[b + "attn.out_proj.bias"] = np.zeros(d, np.float32)
+            tensors[b + "ff_in.weight"] = np.random.randn(4 * d, d).astype(np.float32) * 0.1
+            tensors[b + "ff_in.bias"] = np.zeros(4 * d, np.float32)
+            tensors[b + "ff_out.weight"] = np.random.randn(d, 4 * d).astype(np.float32) * 0.1
+            tensors[b + "ff_out.bias"] = np.zeros(d, np.float32)
+        model = PatchTransformer(cfg, tensors)
+        opt = torch.optim.AdamW(list(model.p.values()), lr=1e-4)
+        window = np.random.randn(B, L + H, 1).astype(np.float32)
+        # Inputs are prepared once: the benchmark measures the network, not numpy loops.
+        feats, scale, offset = model.prepare(window[:, :L], np.ones((B, L, 1)))
+        tgt = torch.randn(B, L // P, H, 1)
+        steps, t0 = 0, None
+        for it in range(3 + args.steps):
+            if it == 3:
+                t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = ((model.forward(feats, scale, offset) - tgt) ** 2).mean()
+            loss.backward()
+            opt.step()
+            steps += it >= 3
+        dt = time.perf_counter() - t0
+        print(json.dumps({"bench": "model_train", "case": name, "metric": "samples/s",
+                          "value": round(B * steps / dt, 2), "impl": "torch",
+                          "threads": args.threads}))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=5)
+    sub = ap.add_subparsers(dest="cmd")
+    c = sub.add_parser("check")
+    c.add_argument("dir")
+    c.add_argument("--out")
+    p = sub.add_parser("predict")
+    p.add_argument("checkpoint")
+    p.add_argument("context")
+    args = ap.parse_args()
+    if args.bench:
+        return cmd_bench(args)
+    if args.cmd == "check":
+        return cmd_check(args)
+    if args.cmd == "predict":
+        return cmd_predict(args)
+    ap.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+// Inference: forecasts from the last position, autoregressive rollout beyond the
+// trained horizon, and attention maps for inspection.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "attnfc/autograd/graph.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/patch_transformer.hpp"
+
+namespace attnfc::model {
+
+namespace {
+
+// Copies the last `L` steps of each of `count` windows into ctx/obs [count, L, C]
+// (front-padded with unobserved zeros when length < L) and checks them.
+void gather_context(const float* context, const uint8_t* observed, int64_t first, int64_t count,
+                    int64_t length, int64_t L, int64_t C, float* ctx, float* obs) {
+  for (int64_t b = 0; b < count; ++b) {
+    const int64_t w = first + b;
+    int64_t seen = 0;
+    for (int64_t t = 0; t < L; ++t) {
+      const int64_t src = length - L + t;  // may be negative: padding
+      for (int64_t c = 0; c < C; ++c) {
+        float& v = ctx[(b * L + t) * C + c];
+        float& m = obs[(b * L + t) * C + c];
+        if (src < 0) {
+          v = 0.0f;
+          m = 0.0f;
+          continue;
+        }
+        const int64_t k = (w * length + src) * C + c;
+        const bool is_obs = observed ? observed[k] != 0 : true;
+        if (is_obs && !std::isfinite(context[k])) {
+          throw InputError("forecast: window " + std::to_string(w) + ", step " +
+                           std::to_string(src) + ", channel " + std::to_string(c) +
+                           ": found a non-finite value (" + std::to_string(context[k]) +
+                           "), expected a number or a missing-value mark");
+        }
+        v = is_obs ? context[k] : 0.0f;
+        m = is_obs ? 1.0f : 0.0f;
+        seen += is_obs;
+      }
+    }
+    if (seen == 0) {
+      throw InputError("forecast: window " + std::to_string(w) +
+                       " has no observed value in its last " + std::to_string(L) +
+                       " steps; expected at least one");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> PatchTransformer::forecast(const float* context, const uint8_t* observed,
+                                              int64_t batch, int64_t length, int horizon) const {
+  const int64_t L = config_.context_length, H = config_.horizon, C = config_.token_channels();
+  if (horizon < 0) throw std::invalid_argument("forecast: negative horizon");
+  const int64_t want = horizon == 0 ? H : horizon;
+  if (batch < 0 || length < 1) {
+    throw InputError("forecast: expected at least one context step, got " +
+                     std::to_string(length));
+  }
+  std::vector<float> result(static_cast<size_t>(batch * want * C));
+  // Chunks bound the arena; 256 windows of the default model take a few MB.
+  constexpr int64_t kChunk = 256;
+  ag::NoGradScope no_grad;
+  ag::Graph graph;
+  ag::GraphScope scope(graph);
+  std::vector<float> ctx, obs;
+  for (int64_t first = 0; first < batch; first += kChunk) {
+    const int64_t count = std::min(kChunk, batch - first);
+    ctx.resize(static_cast<size_t>(count * L * C));
+    obs.resize(ctx.size());
+    gather_context(context, observed, first, count, length, L, C, ctx.data(), obs.data());
+    for (int64_t done = 0; done < want;) {
+      graph.reset();
+      const ag::Tensor x = ag::from_data({count, L, C}, ctx.data());
+      const ag::Tensor m = ag::from_data({count, L, C}, obs.data());
+      const ag::Tensor pred = predict_positions(x, m, ForwardOptions{}, true, nullptr);
+      const float* p = pred.data();  // [count, 1, H, C]
+      const int64_t take = std::min(H, want - done);
+      for (int64_t b = 0; b < count; ++b) {
+        for (int64_t h = 0; h < take; ++h) {
+          for (int64_t c = 0; c < C; ++c) {
+            const float v = p[(b * H + h) * C + c];
+            if (!std::isfinite(v)) {
+              throw std::runtime_error("forecast: the model produced a non-finite value for "
+                                       "window " + std::to_string(first + b) + " (diverged "
+                                       "weights?)");
+            }
+            result[((first + b) * want + done + h) * C + c] = v;
+          }
+        }
+      }
+      done += take;
+      if (done >= want) break;
+      // Rollout: append the H predictions as observed steps, keep the last L.
+      const int64_t shift = std::min(H, L);
+      for (int64_t b = 0; b < count; ++b) {
+        float* cb = ctx.data() + b * L * C;
+        float* ob = obs.data() + b * L * C;
+        std::move(cb + shift * C, cb + L * C, cb);
+        std::move(ob + shift * C, ob + L * C, ob);
+        for (int64_t t = 0; t < shift; ++t) {
+          for (int64_t c = 0; c < C; ++c) {
+            cb[(L - shift + t) * C + c] = p[(b * H + (H - shift + t)) * C + c];
+            ob[(L - shift + t) * C + c] = 1.0f;
+          }
+        }
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<float> PatchTransformer::forecast(std::span<const float> context, int horizon) const {
+  if (config_.token_channels() != 1) {
+    throw std::invalid_argument("forecast(span): the model is mixed-channel; use the batch form");
+  }
+  return forecast(context.data(), nullptr, 1, static_cast<int64_t>(context.size()), horizon);
+}
+
+std::vector<std::vector<float>> PatchTransformer::attention_maps(const float* context,
+                                                                 const uint8_t* observed,
+                                                                 int64_t length) const {
+  const int64_t L = config_.context_length, C = config_.token_channels();
+  ag::NoGradScope no_grad;
+  ag::Graph graph;
+  ag::GraphScope scope(graph);
+  std::vector<float> ctx(static_cast<size_t>(L * C)), obs(ctx.size());
+  gather_context(context, observed, 0, 1, length, L, C, ctx.data(), obs.data());
+  std::vector<ag::Tensor> weights;
+  predict_positions(ag::from_data({1, L, C}, ctx.data()), ag::from_data({1, L, C}, obs.data()),
+                    ForwardOptions{}, false, &weights);
+  std::vector<std::vector<float>> maps;
+  for (const ag::Tensor& w : weights) {
+    const ag::Tensor c = w.contiguous();  // [1, heads, N, N]
+    maps.emplace_back(c.data(), c.data() + c.numel());
+  }
+  return maps;
+}
+
+}  // namespace attnfc::model

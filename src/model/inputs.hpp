@@ -1,0 +1,55 @@
+#pragma once
+// The model's non-differentiable front and back ends: per-position normalisation
+// statistics, token features and loss targets. They are data, not parameters, so
+// they are computed in plain loops (statistics in double) into arena tensors.
+#include <cstdint>
+
+#include "attnfc/autograd/tensor.hpp"
+#include "attnfc/model/config.hpp"
+
+namespace attnfc::model::detail {
+
+// A [B, T, C] series given as raw row-major values and an optional observed mask
+// (nullptr = all observed). A window's context may come from one buffer and its
+// future from another, so the series is split at `split` time steps.
+struct SeriesView {
+  int64_t batch = 0, length = 0, channels = 1;
+  const float* head = nullptr;         // [B, split, C]
+  const float* head_observed = nullptr;  // values 0/1, or nullptr
+  const float* tail = nullptr;         // [B, length - split, C], may be null if split == length
+  const float* tail_observed = nullptr;
+  int64_t split = 0;
+
+  float value(int64_t b, int64_t t, int64_t c) const {
+    return t < split ? head[(b * split + t) * channels + c]
+                     : tail[(b * (length - split) + (t - split)) * channels + c];
+  }
+  bool observed(int64_t b, int64_t t, int64_t c) const {
+    const float* m = t < split ? head_observed : tail_observed;
+    if (!m) return true;
+    return t < split ? m[(b * split + t) * channels + c] != 0.0f
+                     : m[(b * (length - split) + (t - split)) * channels + c] != 0.0f;
+  }
+};
+
+struct Prepared {
+  ag::Tensor features;  // [B, N, 2 P C]: normalised patch values, then observed flags
+  ag::Tensor scale;     // [B, N_out, 1, C]: sigma of each output position
+  ag::Tensor offset;    // [B, N_out, 1, C]: last observed value (delta) or mu (value)
+};
+
+// Builds the features of the first config.context_length steps of `series`
+// (in the current graph's arena). last_only: scale/offset only for position N-1.
+Prepared prepare_inputs(const ModelConfig& config, const SeriesView& series, bool last_only);
+
+// Targets and mask [B, N_out, H, C] from a series of context_length + horizon steps:
+// position n's targets are steps (n+1)P .. (n+1)P + H - 1. Returns the number of
+// observed targets (the loss is undefined when it is 0).
+int64_t prepare_targets(const ModelConfig& config, const SeriesView& series, bool last_only,
+                        ag::Tensor* targets, ag::Tensor* mask);
+
+// Sinusoidal positional encoding [positions, d]: pe[n, 2i] = sin(n / 10000^(2i/d)),
+// pe[n, 2i+1] = cos(n / 10000^(2i/d)).
+void sinusoidal_table(int positions, int d, float* out);
+
+}  // namespace attnfc::model::detail

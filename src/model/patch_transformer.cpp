@@ -1,0 +1,240 @@
+// PatchTransformer: construction, the differentiable forward, and the loss.
+// docs/MODEL.md is the specification this file implements.
+#include "attnfc/model/patch_transformer.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/ops.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/kernels/random.hpp"
+#include "inputs.hpp"
+
+namespace attnfc::model {
+
+namespace {
+
+// Dropout call sites get independent masks: embedding 0, block i attention 1 + 2i,
+// block i feed-forward 2 + 2i.
+uint64_t site_seed(const ForwardOptions& o, uint64_t site) {
+  return kernels::random_bits(o.dropout_seed, site);
+}
+
+// Checks a [B, T] or [B, T, C] input and returns C.
+int64_t channels_of(const ag::Tensor& t, const char* what, int64_t expected_channels) {
+  if (t.ndim() != 2 && t.ndim() != 3) {
+    throw std::invalid_argument(std::string("PatchTransformer: ") + what +
+                                " must be [B, T] or [B, T, C], got " + t.shape().str());
+  }
+  const int64_t c = t.ndim() == 3 ? t.size(2) : 1;
+  if (c != expected_channels) {
+    throw InputError(std::string("model: ") + what + " has " + std::to_string(c) +
+                     " channels per step, but the model was built for " +
+                     std::to_string(expected_channels) +
+                     " (model.channel_mode/model.channels)");
+  }
+  return c;
+}
+
+const float* mask_data(const ag::Tensor& observed, const ag::Tensor& values, const char* what) {
+  if (!observed.defined()) return nullptr;
+  if (observed.numel() != values.numel() || observed.size(0) != values.size(0) ||
+      observed.size(1) != values.size(1)) {
+    throw std::invalid_argument(std::string("PatchTransformer: ") + what + " mask " +
+                                observed.shape().str() + " does not match " +
+                                values.shape().str());
+  }
+  return observed.data();
+}
+
+}  // namespace
+
+PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& params,
+                                   uint64_t seed)
+    : config_(config), params_(&params) {
+  config_.validate();
+  const int P = config_.patch_len, C = config_.token_channels(), d = config_.d_model;
+  const int N = config_.num_patches(), H = config_.horizon;
+  const int in = 2 * P * C;
+  uint64_t module = 0;
+  auto next_seed = [&] { return kernels::random_bits(seed, module++); };
+  if (config_.embedding == PatchEmbedding::kLinear) {
+    embed_ = nn::Linear(params, "embed", in, d, true, next_seed());
+  } else {
+    embed_hidden_ = nn::Linear(params, "embed.hidden", in, d, true, next_seed());
+    embed_ = nn::Linear(params, "embed.output", d, d, true, next_seed());
+    embed_skip_ = nn::Linear(params, "embed.skip", in, d, true, next_seed());
+  }
+  if (config_.positional == PositionalEncoding::kLearned) {
+    pos_embedding_ = params.create("pos_embedding", {N, d});
+    ag::init_normal(pos_embedding_, 0.02f, next_seed());
+  } else if (config_.positional == PositionalEncoding::kSinusoidal) {
+    sinusoid_.resize(static_cast<size_t>(N) * d);
+    detail::sinusoidal_table(N, d, sinusoid_.data());
+  }
+  for (int i = 0; i < config_.n_layers; ++i) {
+    const std::string p = "blocks." + std::to_string(i) + ".";
+    Block b;
+    b.norm1 = nn::LayerNorm(params, p + "norm1", d, config_.layernorm_eps);
+    b.attn = nn::MultiHeadAttention(params, p + "attn", d, config_.n_heads, true, next_seed());
+    b.norm2 = nn::LayerNorm(params, p + "norm2", d, config_.layernorm_eps);
+    b.ff_in = nn::Linear(params, p + "ff_in", d, config_.ff_mult * d, true, next_seed());
+    b.ff_out = nn::Linear(params, p + "ff_out", config_.ff_mult * d, d, true, next_seed());
+    blocks_.push_back(b);
+  }
+  final_norm_ = nn::LayerNorm(params, "final_norm", d, config_.layernorm_eps);
+  head_ = nn::Linear(params, "head", d, H * C, true, next_seed());
+  // A zero head makes the untrained model forecast the last observed value
+  // (target "delta") or the running mean (target "value"): training starts from
+  // the naive baseline instead of from noise (issue 9: repeating the last value
+  // already beats an overfitted Transformer).
+  ag::init_constant(head_.weight, 0.0f);
+  ag::init_constant(head_.bias, 0.0f);
+}
+
+int64_t PatchTransformer::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : params_->all()) n += p.tensor.numel();
+  return n;
+}
+
+ag::Tensor PatchTransformer::predict_positions(const ag::Tensor& context_in,
+                                               const ag::Tensor& observed_in,
+                                               const ForwardOptions& options, bool last_only,
+                                               std::vector<ag::Tensor>* attention) const {
+  const int64_t C = channels_of(context_in, "context", config_.token_channels());
+  const int64_t L = config_.context_length;
+  if (context_in.size(1) != L) {
+    throw std::invalid_argument("PatchTransformer: context has " +
+                                std::to_string(context_in.size(1)) + " steps, expected " +
+                                std::to_string(L) + " (model.context_length)");
+  }
+  const ag::Tensor context = context_in.contiguous();
+  const ag::Tensor observed = observed_in.defined() ? observed_in.contiguous() : observed_in;
+  detail::SeriesView view;
+  view.batch = context.size(0);
+  view.length = view.split = L;
+  view.channels = C;
+  view.head = context.data();
+  view.head_observed = mask_data(observed, context, "context");
+  return forward_prepared(detail::prepare_inputs(config_, view, last_only), options, last_only,
+                          attention);
+}
+
+ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
+                                              const ForwardOptions& options, bool last_only,
+                                              std::vector<ag::Tensor>* attention) const {
+  const int64_t B = in.features.size(0), N = config_.num_patches(), d = config_.d_model;
+  const int64_t C = config_.token_channels(), H = config_.horizon;
+  const float p = config_.dropout;
+  const bool train = options.training;
+
+  // Patch embedding: [B, N, 2PC] -> [B, N, d].
+  ag::Tensor x;
+  if (config_.embedding == PatchEmbedding::kLinear) {
+    x = embed_.forward(in.features);
+  } else {
+    const ag::Tensor hidden = embed_hidden_.forward(in.features, kernels::Activation::GeluTanh);
+    x = ag::add(embed_.forward(hidden), embed_skip_.forward(in.features));
+  }
+  if (config_.positional == PositionalEncoding::kLearned) {
+    x = ag::add(x, pos_embedding_);
+  } else if (config_.positional == PositionalEncoding::kSinusoidal) {
+    x = ag::add(x, ag::from_data({N, d}, sinusoid_.data()));
+  }
+  x = ag::dropout(x, p, site_seed(options, 0), train);
+
+  const nn::AttentionMask causal{true, nullptr};
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = blocks_[i];
+    ag::Tensor weights;
+    const ag::Tensor a = b.attn.forward(b.norm1.forward(x), causal, attention ? &weights : nullptr);
+    if (attention) attention->push_back(weights);
+    x = ag::add(x, ag::dropout(a, p, site_seed(options, 1 + 2 * i), train));
+    const ag::Tensor hidden = b.ff_in.forward(b.norm2.forward(x), kernels::Activation::GeluTanh);
+    x = ag::add(x, ag::dropout(b.ff_out.forward(hidden), p, site_seed(options, 2 + 2 * i), train));
+  }
+  x = final_norm_.forward(x);
+  if (last_only) x = x.slice(1, N - 1, N).contiguous();
+  const int64_t n_out = last_only ? 1 : N;
+
+  // Head and output de-normalisation: pred = head(x) * sigma + base, [B, n_out, H, C].
+  const ag::Tensor raw = head_.forward(x).reshape({B, n_out, H, C});
+  return ag::add(ag::mul(raw, in.scale), in.offset);
+}
+
+ag::Tensor PatchTransformer::forward(const ag::Tensor& context, const ag::Tensor& observed,
+                                     const ForwardOptions& options) const {
+  const ag::Tensor pred = predict_positions(context, observed, options, false, nullptr);
+  return pred.reshape({pred.size(0), pred.size(1), pred.size(2) * pred.size(3)});
+}
+
+ag::Tensor PatchTransformer::loss(const ag::Tensor& window, const ag::Tensor& observed,
+                                  const ForwardOptions& options) const {
+  const int64_t L = config_.context_length, H = config_.horizon;
+  channels_of(window, "window", config_.token_channels());
+  if (window.size(1) != L + H) {
+    throw std::invalid_argument("PatchTransformer::loss: window has " +
+                                std::to_string(window.size(1)) + " steps, expected " +
+                                std::to_string(L + H) + " (context_length + horizon)");
+  }
+  const ag::Tensor w = window.contiguous();
+  const ag::Tensor m = observed.defined() ? observed.contiguous() : observed;
+  detail::SeriesView view;
+  view.batch = w.size(0);
+  view.length = view.split = L + H;
+  view.channels = config_.token_channels();
+  view.head = w.data();
+  view.head_observed = mask_data(m, w, "window");
+  return loss_on(view, options);
+}
+
+ag::Tensor PatchTransformer::loss(const ag::Tensor& context_in,
+                                  const ag::Tensor& context_observed,
+                                  const ag::Tensor& future_in, const ag::Tensor& future_observed,
+                                  const ForwardOptions& options) const {
+  const int64_t L = config_.context_length, H = config_.horizon;
+  const int64_t C = channels_of(context_in, "context", config_.token_channels());
+  channels_of(future_in, "future", config_.token_channels());
+  if (context_in.size(1) != L || future_in.size(1) != H ||
+      context_in.size(0) != future_in.size(0)) {
+    throw std::invalid_argument("PatchTransformer::loss: context " + context_in.shape().str() +
+                                " and future " + future_in.shape().str() + " must be [B, " +
+                                std::to_string(L) + "] and [B, " + std::to_string(H) + "]");
+  }
+  const ag::Tensor context = context_in.contiguous(), future = future_in.contiguous();
+  const ag::Tensor cm = context_observed.defined() ? context_observed.contiguous() : ag::Tensor();
+  const ag::Tensor fm = future_observed.defined() ? future_observed.contiguous() : ag::Tensor();
+  detail::SeriesView view;
+  view.batch = context.size(0);
+  view.length = L + H;
+  view.split = L;
+  view.channels = C;
+  view.head = context.data();
+  view.head_observed = mask_data(cm, context, "context");
+  view.tail = future.data();
+  view.tail_observed = mask_data(fm, future, "future");
+  return loss_on(view, options);
+}
+
+ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
+                                     const ForwardOptions& options) const {
+  const bool last_only = config_.loss_positions == LossPositions::kLast;
+  ag::Tensor targets, mask;
+  if (detail::prepare_targets(config_, view, last_only, &targets, &mask) == 0) {
+    throw InputError("model: a training batch has no observed target value (all " +
+                     std::to_string(view.batch) + " windows are missing their future)");
+  }
+  const ag::Tensor pred =
+      forward_prepared(detail::prepare_inputs(config_, view, last_only), options, last_only,
+                       nullptr);
+  switch (config_.loss) {
+    case LossKind::kMae: return ag::mae_loss(pred, targets, mask);
+    case LossKind::kHuber: return ag::huber_loss(pred, targets, config_.huber_delta, mask);
+    case LossKind::kMse: break;
+  }
+  return ag::mse_loss(pred, targets, mask);
+}
+
+}  // namespace attnfc::model
