@@ -1,0 +1,116 @@
+// GEMM throughput (GFLOP/s) for NN, NT and TN on square and model shapes, next to
+// OpenBLAS's cblas_sgemm measured in the same process. OpenBLAS is loaded with dlopen
+// so that building attnfc never depends on it; without it the ratio is skipped.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnfc/kernels/gemm.hpp"
+#include "bench_util.hpp"
+
+namespace {
+
+// CBLAS enums (cblas.h): row-major 101, no-trans 111, trans 112.
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
+                         int, float, float*, int);
+using SetThreadsFn = void (*)(int);
+
+struct OpenBlas {
+  void* handle = nullptr;
+  SgemmFn sgemm = nullptr;
+  SetThreadsFn set_threads = nullptr;
+
+  // OpenBLAS's DYNAMIC_ARCH reads the CPU model name; on a virtual machine that reports a
+  // generic "Intel Xeon Processor" it falls back to its Prescott (SSE3) kernels, about 8x
+  // slower than its AVX-512 ones. Compare against its best kernel for this CPU instead,
+  // unless the user chose one with OPENBLAS_CORETYPE.
+  static void choose_core() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+      setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    } else if (__builtin_cpu_supports("avx2")) {
+      setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+    }
+  }
+
+  bool load() {
+    choose_core();
+    for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+      handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (handle) break;
+    }
+    if (!handle) return false;
+    sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
+    set_threads = reinterpret_cast<SetThreadsFn>(dlsym(handle, "openblas_set_num_threads"));
+    if (auto corename = reinterpret_cast<char* (*)()>(dlsym(handle, "openblas_get_corename"))) {
+      std::fprintf(stderr, "bench_gemm: OpenBLAS core %s\n", corename());
+    }
+    return sgemm != nullptr;
+  }
+};
+
+struct Shape {
+  int M, N, K;
+};
+
+// Both libraries keep their worker threads spinning for a while after a call; pause
+// when switching so one library's spinning threads do not steal the other's cores.
+void let_threads_settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bench::Options opt = bench::parse_args(argc, argv);
+  OpenBlas blas;
+  const bool have_blas = blas.load();
+  if (!have_blas) {
+    std::fprintf(stderr, "bench_gemm: libopenblas.so.0 not found; OpenBLAS ratio skipped\n");
+  } else if (blas.set_threads) {
+    blas.set_threads(opt.threads);
+  }
+
+  const Shape shapes[] = {{512, 512, 512},   {1024, 1024, 1024}, {4096, 384, 128},
+                          {4096, 128, 128},  {4096, 512, 128},   {4096, 128, 512}};
+  const char* modes[] = {"NN", "NT", "TN"};
+  for (const Shape& s : shapes) {
+    // Every operand is stored densely for its transpose; sizes do not depend on it.
+    std::vector<float> A(static_cast<size_t>(s.M) * s.K), B(static_cast<size_t>(s.K) * s.N),
+        C(static_cast<size_t>(s.M) * s.N);
+    bench::fill_random(A.data(), A.size(), 1);
+    bench::fill_random(B.data(), B.size(), 2);
+    for (const char* mode : modes) {
+      const bool tA = mode[0] == 'T', tB = mode[1] == 'T';
+      const std::string name = std::string(mode) + " " + std::to_string(s.M) + "x" +
+                               std::to_string(s.N) + "x" + std::to_string(s.K);
+      if (!bench::selected(opt, name)) continue;
+      const int lda = tA ? s.M : s.K, ldb = tB ? s.K : s.N, ldc = s.N;
+      const double flops = 2.0 * s.M * s.N * s.K;
+      const double ours = bench::time_median(
+          [&] {
+            attnfc::kernels::gemm(tA, tB, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb,
+                                  0.0f, C.data(), ldc);
+          },
+          opt.min_seconds);
+      if (!have_blas) {
+        bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9);
+        continue;
+      }
+      let_threads_settle();
+      const double theirs = bench::time_median(
+          [&] {
+            blas.sgemm(101, tA ? 112 : 111, tB ? 112 : 111, s.M, s.N, s.K, 1.0f, A.data(), lda,
+                       B.data(), ldb, 0.0f, C.data(), ldc);
+          },
+          opt.min_seconds);
+      let_threads_settle();
+      bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, "openblas",
+                  flops / theirs * 1e-9);
+    }
+  }
+  return 0;
+}

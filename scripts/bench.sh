@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Runs every BUILD_DIR/bench_* program in several separate processes at each thread
+# count, takes medians per (bench, case, metric, threads), prints a table with the
+# ratio to the in-process reference, and writes bench/results/<host>-<date>.json.
+#
+#   scripts/bench.sh BUILD_DIR
+#   BENCH_RUNS=5 BENCH_THREADS="1 2" BENCH_FILTER=NT scripts/bench.sh build
+#
+# Each program prints JSON lines (docs/CONTRIBUTING.md, "Benchmarks"):
+#   {"bench":"gemm","case":"NT 4096x384x128","metric":"GFLOP/s","value":123.4,"ref":"openblas","ref_value":130.2}
+# Only bash and awk (mawk is enough) are needed.
+set -euo pipefail
+
+usage() { echo "usage: $0 BUILD_DIR   (env: BENCH_RUNS>=1, BENCH_THREADS, BENCH_FILTER, BENCH_OUT)" >&2; }
+if [[ $# -ne 1 ]]; then usage; exit 2; fi
+build_dir=$1
+if [[ ! -d "$build_dir" ]]; then
+  echo "bench.sh: build directory '$build_dir' does not exist (run 'make build' first)" >&2
+  exit 2
+fi
+runs=${BENCH_RUNS:-5}
+threads_list=${BENCH_THREADS:-"1 2"}
+filter=${BENCH_FILTER:-}
+if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench.sh: BENCH_RUNS must be a positive integer, got '$runs'" >&2
+  exit 2
+fi
+for t in $threads_list; do
+  if ! [[ "$t" =~ ^[1-9][0-9]*$ ]]; then
+    echo "bench.sh: BENCH_THREADS must list positive integers, got '$t'" >&2
+    exit 2
+  fi
+done
+
+repo_root=$(cd "$(dirname "$0")/.." && pwd)
+programs=()
+for p in "$build_dir"/bench_*; do
+  [[ -f "$p" && -x "$p" ]] && programs+=("$p")
+done
+if [[ ${#programs[@]} -eq 0 ]]; then
+  echo "bench.sh: no bench_* programs in '$build_dir' (configure with -DATTNFC_BUILD_BENCH=ON)" >&2
+  exit 2
+fi
+
+raw=$(mktemp)
+trap 'rm -f "$raw" "$raw.json"' EXIT
+failed=0
+echo "bench.sh: ${#programs[@]} programs x threads {$threads_list} x $runs runs; load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')" >&2
+for t in $threads_list; do
+  for ((r = 1; r <= runs; ++r)); do
+    for p in "${programs[@]}"; do
+      name=$(basename "$p")
+      echo "bench.sh: $name --threads $t (run $r/$runs)" >&2
+      args=(--threads "$t")
+      [[ -n "$filter" ]] && args+=(--filter "$filter")
+      if ! out=$(OMP_NUM_THREADS=$t "$p" "${args[@]}"); then
+        echo "bench.sh: $name failed at $t threads (run $r)" >&2
+        failed=1
+      fi
+      # Tag each JSON line with its thread count; anything else on stdout is ignored.
+      printf '%s\n' "$out" | awk -v t="$t" '/^\{.*\}$/ { print t "\t" $0 }' >>"$raw"
+    done
+  done
+done
+
+host=$(hostname -s 2>/dev/null || true)
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+slug=$(printf '%s' "${host:-}" | tr -c 'A-Za-z0-9_.-' '-' | tr -s '-')
+if [[ -z "$slug" || "$slug" == "localhost" ]]; then
+  slug=$(printf '%s' "${cpu:-unknown-cpu}" | tr -c 'A-Za-z0-9' '-' | tr -s '-' | sed 's/^-//; s/-$//')
+fi
+stamp=$(date -u +%Y-%m-%dT%H%M)
+commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+out_dir=${BENCH_OUT:-"$repo_root/bench/results"}
+mkdir -p "$out_dir"
+out_file="$out_dir/$slug-$stamp.json"
+
+awk -F'\t' -v json="$raw.json" -v host="$host" -v cpu="$cpu" -v date="$stamp" \
+    -v commit="$commit" -v runs="$runs" -v nproc="$(nproc 2>/dev/null || echo 0)" '
+function str(line, key,    m) {
+  if (match(line, "\"" key "\":\"[^\"]*\"")) {
+    m = substr(line, RSTART, RLENGTH); sub("^\"" key "\":\"", "", m); sub("\"$", "", m); return m
+  }
+  return ""
+}
+function num(line, key,    m) {
+  if (match(line, "\"" key "\":-?[0-9.]+([eE][-+]?[0-9]+)?")) {
+    m = substr(line, RSTART, RLENGTH); sub("^\"" key "\":", "", m); return m
+  }
+  return ""
+}
+# Median of the space-separated numbers in s (insertion sort: mawk has no asort).
+function median(s,    n, a, i, j, v) {
+  n = split(s, a, " ")
+  if (n == 0) return ""
+  for (i = 2; i <= n; ++i) {
+    v = a[i] + 0
+    for (j = i - 1; j >= 1 && a[j] + 0 > v; --j) a[j + 1] = a[j]
+    a[j + 1] = v
+  }
+  return (n % 2) ? a[(n + 1) / 2] + 0 : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function count(s,    a) { return split(s, a, " ") }
+function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+# Ratio that reads "how many times better than the reference": throughput metrics
+# (".../s") are higher-is-better, times and memory are lower-is-better.
+function better(metric, v, r) {
+  if (v == "" || r == "" || v + 0 == 0 || r + 0 == 0) return ""
+  return (metric ~ /\/s$/) ? v / r : r / v
+}
+{
+  t = $1; line = $2
+  b = str(line, "bench"); c = str(line, "case"); m = str(line, "metric")
+  v = num(line, "value"); rn = str(line, "ref"); rv = num(line, "ref_value")
+  if (b == "" || m == "" || v == "") next
+  row = b SUBSEP c SUBSEP m
+  if (!(row in seen_row)) { seen_row[row] = 1; rows[++nrows] = row }
+  if (!(t in seen_t)) { seen_t[t] = 1; ts[++nts] = t }
+  k = row SUBSEP t
+  vals[k] = vals[k] " " v
+  if (rv != "") refs[k] = refs[k] " " rv
+  if (rn != "") refname[row] = rn
+}
+END {
+  # Table.
+  hdr = sprintf("%-10s %-28s %-11s", "bench", "case", "metric")
+  for (i = 1; i <= nts; ++i) hdr = hdr sprintf(" | %9s %9s %7s", "ours@" ts[i], "ref@" ts[i], "better")
+  print hdr
+  sep = hdr; gsub(/./, "-", sep); print sep
+  prev = ""
+  for (r = 1; r <= nrows; ++r) {
+    split(rows[r], parts, SUBSEP)
+    if (parts[1] != prev && prev != "") print ""
+    prev = parts[1]
+    lineout = sprintf("%-10s %-28s %-11s", parts[1], parts[2], parts[3])
+    for (i = 1; i <= nts; ++i) {
+      k = rows[r] SUBSEP ts[i]
+      mv = (k in vals) ? median(vals[k]) : ""
+      mr = (k in refs) ? median(refs[k]) : ""
+      ratio = better(parts[3], mv, mr)
+      lineout = lineout sprintf(" | %9s %9s %7s", mv == "" ? "-" : sprintf("%.4g", mv),
+                                mr == "" ? "-" : sprintf("%.4g", mr),
+                                ratio == "" ? "-" : sprintf("%.2fx", ratio))
+    }
+    print lineout
+  }
+  print ""
+  print "ours/ref = medians over runs; \"better\" = how many times better than the reference (throughput: ours/ref; time, memory: ref/ours)."
+  # JSON.
+  printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"runs\": %d,\n  \"results\": [", esc(host), esc(cpu), nproc, date, commit, runs > json
+  first = 1
+  for (r = 1; r <= nrows; ++r) {
+    split(rows[r], parts, SUBSEP)
+    for (i = 1; i <= nts; ++i) {
+      k = rows[r] SUBSEP ts[i]
+      if (!(k in vals)) continue
+      printf "%s\n    {\"bench\":\"%s\",\"case\":\"%s\",\"metric\":\"%s\",\"threads\":%d,\"value\":%.6g,\"samples\":%d", first ? "" : ",", esc(parts[1]), esc(parts[2]), esc(parts[3]), ts[i], median(vals[k]), count(vals[k]) > json
+      if (k in refs) printf ",\"ref\":\"%s\",\"ref_value\":%.6g", esc(refname[rows[r]]), median(refs[k]) > json
+      printf "}" > json
+      first = 0
+    }
+  }
+  printf "\n  ]\n}\n" > json
+  close(json)
+}' "$raw"
+
+mv "$raw.json" "$out_file"
+echo "bench.sh: wrote $out_file" >&2
+exit "$failed"
