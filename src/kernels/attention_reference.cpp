@@ -93,7 +93,7 @@ void backward_impl(const AttnParams& p, const T* Q, const T* K, const T* V, cons
       std::fill(gv.begin(), gv.end(), 0.0);
       for (int i = 0; i < p.Lq; ++i) {
         const T* dout = at(dO, p.o, b, h, i);
-        const double* Pi = &P[static_cast<size_t>(i) * p.Lk];
+        const double* Pi = P.data() + static_cast<size_t>(i) * p.Lk;
         double dot = 0.0;  // sum_j P_ij dP_ij = <dO_i, O_i>
         for (int j = 0; j < p.Lk; ++j) {
           const T* v = at(V, p.v, b, h, j);
