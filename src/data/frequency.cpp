@@ -1,0 +1,227 @@
+// Sampling frequencies: naming, parsing, stepping, inference from timestamps, gaps.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <map>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/data/series.hpp"
+#include "attnfc/data/time.hpp"
+#include "internal.hpp"
+
+namespace attnfc::data {
+
+namespace {
+
+constexpr int64_t kDay = 86400;
+constexpr int64_t kWeek = 7 * kDay;
+
+int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Months since year 0 and the rest of the timestamp (day of month, time of day).
+struct MonthParts {
+  int64_t month_index;
+  unsigned day;
+  int64_t time_of_day;
+};
+MonthParts month_parts(int64_t t) {
+  const int64_t days = floor_div(t, kDay);
+  int64_t y;
+  unsigned m, d;
+  civil_from_days(days, y, m, d);
+  return {y * 12 + (m - 1), d, t - days * kDay};
+}
+
+// Business days are numbered 5 per week; weekdays map to themselves. A weekend
+// day maps to the Friday before (rounding down) or the Monday after (rounding up).
+int64_t business_index(int64_t day, bool round_up) {
+  const int64_t m = day + 3;  // days since Monday 1969-12-29
+  const int64_t week = floor_div(m, 7);
+  const int64_t wd = m - week * 7;
+  if (wd >= 5) return week * 5 + (round_up ? 5 : 4);
+  return week * 5 + wd;
+}
+int64_t day_from_business_index(int64_t b) {
+  const int64_t week = floor_div(b, 5);
+  return week * 7 + (b - week * 5) - 3;
+}
+
+}  // namespace
+
+std::string Frequency::name() const {
+  if (!known()) return "unknown";
+  const std::string n = std::to_string(step);
+  switch (unit) {
+    case Unit::kBusinessDays:
+      return step == 1 ? "B" : n + "B";
+    case Unit::kMonths:
+      return step % 12 == 0 ? std::to_string(step / 12) + "y" : n + "mo";
+    case Unit::kSeconds:
+      if (step % kWeek == 0) return std::to_string(step / kWeek) + "w";
+      if (step % kDay == 0) return std::to_string(step / kDay) + "d";
+      if (step % 3600 == 0) return std::to_string(step / 3600) + "h";
+      if (step % 60 == 0) return std::to_string(step / 60) + "min";
+      return n + "s";
+  }
+  return "unknown";
+}
+
+Frequency Frequency::parse(std::string_view text) {
+  const std::string_view s = detail::trim_blanks(text);
+  size_t i = 0;
+  int64_t count = 1;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i > 0) {
+    const auto r = std::from_chars(s.data(), s.data() + i, count);
+    if (r.ec != std::errc() || count <= 0 || count > 1000000) count = -1;
+  }
+  const std::string unit_text(s.substr(i));
+  std::string lower = unit_text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::map<std::string, Frequency> kUnits = {
+      {"s", {Unit::kSeconds, 1}},         {"sec", {Unit::kSeconds, 1}},
+      {"min", {Unit::kSeconds, 60}},      {"t", {Unit::kSeconds, 60}},
+      {"h", {Unit::kSeconds, 3600}},      {"hourly", {Unit::kSeconds, 3600}},
+      {"d", {Unit::kSeconds, kDay}},      {"daily", {Unit::kSeconds, kDay}},
+      {"w", {Unit::kSeconds, kWeek}},     {"weekly", {Unit::kSeconds, kWeek}},
+      {"mo", {Unit::kMonths, 1}},         {"ms", {Unit::kMonths, 1}},
+      {"monthly", {Unit::kMonths, 1}},    {"q", {Unit::kMonths, 3}},
+      {"qs", {Unit::kMonths, 3}},         {"quarterly", {Unit::kMonths, 3}},
+      {"y", {Unit::kMonths, 12}},         {"a", {Unit::kMonths, 12}},
+      {"ys", {Unit::kMonths, 12}},        {"yearly", {Unit::kMonths, 12}},
+      {"b", {Unit::kBusinessDays, 1}},    {"bday", {Unit::kBusinessDays, 1}},
+      {"business", {Unit::kBusinessDays, 1}}};
+  Frequency f;
+  if (unit_text == "M") {
+    f = {Unit::kMonths, 1};  // pandas-style "M" = month; "m" alone is ambiguous
+  } else if (auto it = kUnits.find(lower); it != kUnits.end() && lower != "m") {
+    f = it->second;
+  } else {
+    count = -1;
+  }
+  if (count <= 0) {
+    throw InputError("frequency: found '" + detail::quote_token(text) +
+                     "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo or 1y");
+  }
+  f.step *= count;
+  return f;
+}
+
+int64_t Frequency::advance(int64_t t, int64_t n) const {
+  if (!known() || n == 0) return t;
+  const int64_t k = n * step;
+  switch (unit) {
+    case Unit::kSeconds:
+      return t + k;
+    case Unit::kMonths: {
+      const MonthParts p = month_parts(t);
+      const int64_t mi = p.month_index + k;
+      const int64_t y = floor_div(mi, 12);
+      const unsigned m = static_cast<unsigned>(mi - y * 12 + 1);
+      unsigned d = p.day;
+      while (!is_valid_date(y, m, d)) --d;  // Jan 31 + 1mo = Feb 28/29
+      return days_from_civil(y, m, d) * kDay + p.time_of_day;
+    }
+    case Unit::kBusinessDays: {
+      const int64_t day = floor_div(t, kDay);
+      const int64_t tod = t - day * kDay;
+      const int64_t b = business_index(day, k < 0) + k;
+      return day_from_business_index(b) * kDay + tod;
+    }
+  }
+  return t;
+}
+
+std::optional<int64_t> Frequency::periods_between(int64_t a, int64_t b) const {
+  if (!known()) return std::nullopt;
+  switch (unit) {
+    case Unit::kSeconds:
+      if ((b - a) % step != 0) return std::nullopt;
+      return (b - a) / step;
+    case Unit::kMonths: {
+      const MonthParts pa = month_parts(a), pb = month_parts(b);
+      const int64_t dm = pb.month_index - pa.month_index;
+      if (dm % step != 0 || advance(a, dm / step) != b) return std::nullopt;
+      return dm / step;
+    }
+    case Unit::kBusinessDays: {
+      const int64_t da = floor_div(a, kDay), db = floor_div(b, kDay);
+      if (weekday(a) >= 5 || weekday(b) >= 5 || a - da * kDay != b - db * kDay) {
+        return std::nullopt;
+      }
+      const int64_t d = business_index(db, false) - business_index(da, false);
+      if (d % step != 0) return std::nullopt;
+      return d / step;
+    }
+  }
+  return std::nullopt;
+}
+
+Frequency infer_frequency(const std::vector<int64_t>& ts) {
+  Frequency f;
+  if (ts.size() < 2) return f;
+  const size_t n = ts.size();
+  bool all_midnight = true, weekdays_only = true, skips_weekend = false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t tod = ts[i] - floor_div(ts[i], kDay) * kDay;
+    if (tod != 0) all_midnight = false;
+    if (weekday(ts[i]) >= 5) weekdays_only = false;
+    if (i > 0 && weekday(ts[i - 1]) == 4 && ts[i] - ts[i - 1] == 3 * kDay) skips_weekend = true;
+  }
+  // The most common difference; ties go to the smaller step.
+  auto mode_of = [](std::vector<int64_t>& d) {
+    std::sort(d.begin(), d.end());
+    int64_t best = d[0];
+    size_t best_count = 0;
+    for (size_t i = 0; i < d.size();) {
+      size_t j = i;
+      while (j < d.size() && d[j] == d[i]) ++j;
+      if (j - i > best_count) best = d[i], best_count = j - i;
+      i = j;
+    }
+    return best;
+  };
+  std::vector<int64_t> diffs(n - 1);
+  for (size_t i = 1; i < n; ++i) diffs[i - 1] = ts[i] - ts[i - 1];
+
+  // Calendar months: every row on the same day of month and time of day.
+  const MonthParts first = month_parts(ts[0]);
+  bool same_day_of_month = first.day <= 28;
+  std::vector<int64_t> month_diffs(n - 1);
+  for (size_t i = 1; i < n && same_day_of_month; ++i) {
+    const MonthParts p = month_parts(ts[i]);
+    same_day_of_month = p.day == first.day && p.time_of_day == first.time_of_day;
+    month_diffs[i - 1] = p.month_index - month_parts(ts[i - 1]).month_index;
+  }
+  if (same_day_of_month) {
+    const int64_t step = mode_of(month_diffs);
+    if (step > 0) return {Frequency::Unit::kMonths, step};
+  }
+  const int64_t step = mode_of(diffs);
+  if (all_midnight && weekdays_only && skips_weekend && step == kDay) {
+    return {Frequency::Unit::kBusinessDays, 1};
+  }
+  return {Frequency::Unit::kSeconds, step};
+}
+
+std::vector<Gap> find_gaps(const std::vector<int64_t>& ts, const Frequency& freq) {
+  std::vector<Gap> gaps;
+  if (!freq.known()) return gaps;
+  for (size_t i = 1; i < ts.size(); ++i) {
+    const std::optional<int64_t> q = freq.periods_between(ts[i - 1], ts[i]);
+    if (q && *q == 1) continue;
+    Gap g;
+    g.row = i;
+    g.before = ts[i - 1];
+    g.after = ts[i];
+    g.missing_periods = (q && *q > 1) ? *q - 1 : -1;
+    gaps.push_back(g);
+  }
+  return gaps;
+}
+
+}  // namespace attnfc::data

@@ -1,0 +1,33 @@
+#pragma once
+// Helpers shared by the data layer's .cpp files (not part of the public API).
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace attnfc::data::detail {
+
+// Shows a found token safely inside a one-line message: control bytes become
+// \xNN (so a newline or escape sequence cannot break the line) and long tokens are cut.
+inline std::string quote_token(std::string_view s, size_t limit = 40) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < limit; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > limit) out += "...";
+  return out;
+}
+
+inline std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace attnfc::data::detail

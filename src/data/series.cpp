@@ -1,0 +1,507 @@
+// load_series: CSV table -> time axis -> value columns -> missing-value policy.
+#include "attnfc/data/series.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "attnfc/base/error.hpp"
+#include "internal.hpp"
+
+namespace attnfc::data {
+
+using detail::quote_token;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& names, size_t limit = 30) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > limit) out += ", ...";
+  return out;
+}
+
+// The time column(s), found from the options or from the header.
+std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt) {
+  if (!opt.time_column.empty() && !opt.time_columns.empty()) {
+    throw InputError(locate(table.source(), 0, 0,
+                            "both a time column and composite time columns were given; "
+                            "expected one or the other"));
+  }
+  if (!opt.time_column.empty()) return {table.column_index(opt.time_column)};
+  if (!opt.time_columns.empty()) {
+    if (opt.time_columns.size() > 5) {
+      throw InputError(locate(table.source(), 0, 0,
+                              "found " + std::to_string(opt.time_columns.size()) +
+                                  " composite time columns; expected at most 5 "
+                                  "(year, month, day, hour, minute)"));
+    }
+    std::vector<size_t> cols;
+    for (const std::string& name : opt.time_columns) cols.push_back(table.column_index(name));
+    return cols;
+  }
+  const auto& header = table.header();
+  // Composite columns first: a "month" column next to "year" is a part, not a date.
+  static const char* kParts[] = {"year", "month", "day", "hour", "minute"};
+  std::vector<size_t> parts;
+  for (const char* want : kParts) {
+    size_t found = header.size();
+    for (size_t c = 0; c < header.size(); ++c) {
+      if (lower(detail::trim_blanks(header[c])) == want) found = c;
+    }
+    if (found == header.size()) break;
+    parts.push_back(found);
+  }
+  if (parts.size() >= 2) return parts;
+  static const char* kNames[] = {"date", "datetime", "time", "timestamp", "month", "ds"};
+  for (const char* want : kNames) {
+    for (size_t c = 0; c < header.size(); ++c) {
+      if (lower(detail::trim_blanks(header[c])) == want) return {c};
+    }
+  }
+  if (parse_timestamp(table.cell(0, 0))) return {0};
+  throw InputError(locate(table.source(), 1, 0,
+                          "found no time column among: " + join(header) +
+                              "; expected a column named date/time/timestamp/month, "
+                              "year,month,day[,hour] columns, or --time-column NAME"));
+}
+
+// Ranks calendar formats so a column mixing "2016-07-01" and
+// "2016-07-01 13:00" is printed with the finer one.
+int precision_rank(TimeFormat f) {
+  switch (f) {
+    case TimeFormat::kYear:
+      return 0;
+    case TimeFormat::kYearMonth:
+      return 1;
+    case TimeFormat::kDate:
+      return 2;
+    case TimeFormat::kDateTimeMinutes:
+      return 3;
+    case TimeFormat::kDateTimeSeconds:
+      return 4;
+    case TimeFormat::kUnixSeconds:
+      return 5;
+  }
+  return 0;
+}
+
+void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s) {
+  const size_t n = table.num_rows();
+  s.timestamps.resize(n);
+  TimeStyle style;
+  bool have_style = false;
+  for (size_t r = 0; r < n; ++r) {
+    const std::string_view cell = table.cell(r, col);
+    TimeStyle st;
+    const std::optional<int64_t> t = parse_timestamp(cell, &st);
+    if (!t) {
+      const std::string found = is_missing_token(cell) ? "a missing time '" + quote_token(cell) + "'"
+                                                       : "'" + quote_token(cell) + "'";
+      throw InputError(table.locate_cell(
+          r, col,
+          "found " + found +
+              ", expected a timestamp like 2016-07-01, 2016-07-01 13:00:00, 2016-07 or Unix "
+              "seconds"));
+    }
+    const bool unix_now = st.format == TimeFormat::kUnixSeconds;
+    if (have_style && unix_now != (style.format == TimeFormat::kUnixSeconds)) {
+      throw InputError(table.locate_cell(
+          r, col,
+          "found '" + quote_token(cell) + "', expected the same kind of timestamp as line " +
+              std::to_string(table.line_of(0)) + " ('" + quote_token(table.cell(0, col)) + "')"));
+    }
+    if (!have_style || precision_rank(st.format) > precision_rank(style.format)) style = st;
+    have_style = true;
+    s.timestamps[r] = *t;
+  }
+  s.time_style = style;
+}
+
+void read_composite_time(const CsvTable& table, const std::vector<size_t>& cols, TimeSeries& s) {
+  static const char* kPart[] = {"year", "month", "day", "hour", "minute"};
+  static const unsigned kMin[] = {0, 1, 1, 0, 0};
+  static const unsigned kMax[] = {9999, 12, 31, 23, 59};
+  const size_t n = table.num_rows();
+  s.timestamps.resize(n);
+  for (size_t r = 0; r < n; ++r) {
+    unsigned v[5] = {1970, 1, 1, 0, 0};
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const std::string_view cell = detail::trim_blanks(table.cell(r, cols[k]));
+      double x;
+      if (!parse_number(cell, x) || x != std::floor(x) || x < kMin[k] || x > kMax[k]) {
+        throw InputError(table.locate_cell(
+            r, cols[k],
+            "found '" + quote_token(cell) + "', expected the " + kPart[k] +
+                " as an integer in [" + std::to_string(kMin[k]) + ", " +
+                std::to_string(kMax[k]) + "]"));
+      }
+      v[k] = static_cast<unsigned>(x);
+    }
+    if (!is_valid_date(v[0], v[1], v[2])) {
+      throw InputError(table.locate_cell(
+          r, cols[2],
+          "found day " + std::to_string(v[2]) + " of " + std::to_string(v[0]) + "-" +
+              std::to_string(v[1]) + ", expected a valid calendar date"));
+    }
+    s.timestamps[r] = to_unix_seconds(v[0], v[1], v[2], v[3], v[4]);
+  }
+  static const TimeFormat kStyles[] = {TimeFormat::kYear, TimeFormat::kYearMonth,
+                                       TimeFormat::kDate, TimeFormat::kDateTimeMinutes,
+                                       TimeFormat::kDateTimeMinutes};
+  s.time_style.format = kStyles[cols.size() - 1];
+}
+
+void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& s) {
+  for (size_t r = 1; r < s.timestamps.size(); ++r) {
+    const int64_t prev = s.timestamps[r - 1], cur = s.timestamps[r];
+    if (cur > prev) continue;
+    const std::string shown = format_timestamp(cur, s.time_style);
+    const std::string prev_line = std::to_string(table.line_of(r - 1));
+    if (cur == prev) {
+      throw InputError(table.locate_cell(
+          r, time_col,
+          "found duplicate time " + shown + " (also on line " + prev_line +
+              "), expected strictly increasing times"));
+    }
+    throw InputError(table.locate_cell(
+        r, time_col,
+        "found time " + shown + " earlier than " + format_timestamp(prev, s.time_style) +
+            " on line " + prev_line + ", expected strictly increasing times (sort the file by time)"));
+  }
+}
+
+// Value columns in output order; `explicit_names` says whether the user chose them.
+std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOptions& opt,
+                                            const std::vector<size_t>& time_cols) {
+  std::vector<size_t> cols;
+  const auto is_time = [&](size_t c) {
+    return std::find(time_cols.begin(), time_cols.end(), c) != time_cols.end();
+  };
+  if (!opt.value_columns.empty()) {
+    for (const std::string& name : opt.value_columns) {
+      const size_t c = table.column_index(name);
+      if (is_time(c)) {
+        throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
+                                "column '" + name +
+                                    "' is the time column; expected it not to be a value column"));
+      }
+      if (std::find(cols.begin(), cols.end(), c) != cols.end()) {
+        throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
+                                "column '" + name + "' is listed twice; expected each value "
+                                                    "column once"));
+      }
+      cols.push_back(c);
+    }
+    return cols;
+  }
+  for (size_t c = 0; c < table.num_columns(); ++c) {
+    if (!is_time(c)) cols.push_back(c);
+  }
+  return cols;
+}
+
+struct ColumnState {
+  size_t col;
+  bool seen_number = false;
+  bool dropped = false;  // auto-selected column that turned out to be text
+  std::vector<float> values;
+  std::vector<uint8_t> observed;
+  size_t missing = 0;
+};
+
+void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, MissingPolicy policy) {
+  const size_t n = v.size();
+  size_t first = 0;
+  while (first < n && !obs[first]) ++first;
+  for (size_t i = 0; i < first; ++i) v[i] = v[first];  // leading gap: first observed value
+  size_t last = first;                                  // last observed row so far
+  for (size_t i = first + 1; i < n; ++i) {
+    if (obs[i]) {
+      if (policy != MissingPolicy::kFfill && i > last + 1) {
+        const double a = v[last], b = v[i];
+        const double span = static_cast<double>(i - last);
+        for (size_t k = last + 1; k < i; ++k) {
+          v[k] = static_cast<float>(a + (b - a) * (static_cast<double>(k - last) / span));
+        }
+      }
+      last = i;
+    } else {
+      v[i] = v[last];  // ffill; trailing gap under interpolate: last observed value
+    }
+  }
+}
+
+[[noreturn]] void throw_missing_error(const CsvTable& table, const std::vector<ColumnState>& cols,
+                                      size_t total) {
+  // The first few (row, column) pairs in file order.
+  std::vector<std::pair<size_t, size_t>> first;
+  std::vector<size_t> next(cols.size(), 0);
+  while (first.size() < 5) {
+    size_t best = cols.size(), best_row = std::numeric_limits<size_t>::max();
+    for (size_t k = 0; k < cols.size(); ++k) {
+      while (next[k] < cols[k].observed.size() && cols[k].observed[next[k]]) ++next[k];
+      if (next[k] < cols[k].observed.size() && next[k] < best_row) best = k, best_row = next[k];
+    }
+    if (best == cols.size()) break;
+    first.emplace_back(best_row, best);
+    ++next[best];
+  }
+  std::string per_column;
+  size_t ncols_missing = 0;
+  for (const ColumnState& c : cols) {
+    if (c.missing == 0) continue;
+    per_column += std::string(ncols_missing++ ? ", " : "") + table.header()[c.col] + " (" +
+                  std::to_string(c.missing) + ")";
+  }
+  std::string where;
+  for (size_t i = 0; i < first.size(); ++i) {
+    where += std::string(i ? ", " : "") + "line " + std::to_string(table.line_of(first[i].first)) +
+             " column " + table.header()[cols[first[i].second].col];
+  }
+  const auto [row, k] = first.front();
+  throw InputError(table.locate_cell(
+      row, cols[k].col,
+      "found missing value '" + quote_token(table.cell(row, cols[k].col)) + "', expected a number (" +
+          std::to_string(total) + " missing in " + per_column + "; first at " + where +
+          "); choose a missing-value policy: ffill, interpolate or mask"));
+}
+
+}  // namespace
+
+MissingPolicy parse_missing_policy(std::string_view text) {
+  const std::string s = lower(detail::trim_blanks(text));
+  if (s == "error") return MissingPolicy::kError;
+  if (s == "ffill") return MissingPolicy::kFfill;
+  if (s == "interpolate") return MissingPolicy::kInterpolate;
+  if (s == "mask") return MissingPolicy::kMask;
+  throw InputError("missing-value policy: found '" + quote_token(text) +
+                   "', expected error, ffill, interpolate or mask");
+}
+
+const char* to_string(MissingPolicy p) {
+  switch (p) {
+    case MissingPolicy::kError:
+      return "error";
+    case MissingPolicy::kFfill:
+      return "ffill";
+    case MissingPolicy::kInterpolate:
+      return "interpolate";
+    case MissingPolicy::kMask:
+      return "mask";
+  }
+  return "?";
+}
+
+TimeSeries load_series(const CsvOptions& options) {
+  return load_series(CsvTable::read_file(options.path, options.delimiter), options);
+}
+
+TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
+  TimeSeries s;
+  s.source = table.source();
+  s.missing_policy = opt.missing;
+  const size_t n = table.num_rows();
+
+  // Time axis.
+  std::vector<size_t> time_cols = resolve_time_columns(table, opt);
+  if (time_cols.size() == 1 && lower(table.header()[time_cols[0]]) == "year") {
+    read_composite_time(table, time_cols, s);  // a lone "year" column holds years, not seconds
+  } else if (time_cols.size() == 1) {
+    read_single_time_column(table, time_cols[0], s);
+  } else {
+    read_composite_time(table, time_cols, s);
+  }
+  for (size_t c : time_cols) s.time_columns.push_back(table.header()[c]);
+  check_increasing(table, time_cols.back(), s);
+
+  // Value columns, parsed row by row (the table is row-major).
+  const bool explicit_columns = !opt.value_columns.empty();
+  std::vector<ColumnState> cols;
+  for (size_t c : candidate_value_columns(table, opt, time_cols)) {
+    ColumnState st;
+    st.col = c;
+    st.values.resize(n);
+    st.observed.resize(n);
+    cols.push_back(std::move(st));
+  }
+  for (size_t r = 0; r < n; ++r) {
+    for (ColumnState& st : cols) {
+      if (st.dropped) continue;
+      const std::string_view cell = table.cell(r, st.col);
+      double x;
+      if (parse_number(cell, x)) {
+        const float f = static_cast<float>(x);
+        if (!std::isfinite(f)) {
+          throw InputError(table.locate_cell(
+              r, st.col,
+              "found '" + quote_token(cell) + "', expected a number within float range (|x| < 3.4e38)"));
+        }
+        st.values[r] = f;
+        st.observed[r] = 1;
+        st.seen_number = true;
+        continue;
+      }
+      if (is_missing_token(cell)) {
+        ++st.missing;
+        continue;
+      }
+      if (!st.seen_number && !explicit_columns) {
+        st.dropped = true;  // a text column (like pollution's cbwd): not a value column
+        continue;
+      }
+      if (!st.seen_number) {
+        throw InputError(table.locate_cell(
+            r, st.col,
+            "found text '" + quote_token(cell) +
+                "', expected a numeric column (a text column cannot be a value column)"));
+      }
+      throw InputError(
+          table.locate_cell(r, st.col, "found '" + quote_token(cell) + "', expected a number"));
+    }
+  }
+  // Left to choose, a running row number named like an index (pollution's
+  // "No", a saved pandas index) is not a series: skip it like a text column.
+  const auto is_row_counter = [&](const ColumnState& st) {
+    static const char* kIndexNames[] = {"", "no", "index", "id", "#", "row", "unnamed: 0"};
+    const std::string name = lower(detail::trim_blanks(table.header()[st.col]));
+    if (std::none_of(std::begin(kIndexNames), std::end(kIndexNames),
+                     [&](const char* k) { return name == k; })) {
+      return false;
+    }
+    if (st.missing || n < 3) return false;
+    const float offset = st.values[0];
+    if (offset != 0.0f && offset != 1.0f) return false;
+    for (size_t r = 0; r < n; ++r) {
+      if (st.values[r] != static_cast<float>(r) + offset) return false;
+    }
+    return true;
+  };
+  std::erase_if(cols, [&](const ColumnState& st) {
+    return !explicit_columns && (st.dropped || !st.seen_number || is_row_counter(st));
+  });
+  if (cols.empty()) {
+    throw InputError(locate(table.source(), 1, 0,
+                            "found no numeric value columns among: " + join(table.header()) +
+                                "; expected at least one column of numbers besides the time"));
+  }
+  size_t total_missing = 0;
+  for (const ColumnState& st : cols) {
+    if (!st.seen_number) {
+      throw InputError(locate(table.source(), 1, static_cast<long>(st.col + 1),
+                              "column '" + table.header()[st.col] +
+                                  "': found no values at all, expected numbers"));
+    }
+    total_missing += st.missing;
+  }
+  if (total_missing > 0) {
+    if (opt.missing == MissingPolicy::kError) throw_missing_error(table, cols, total_missing);
+    for (ColumnState& st : cols) {
+      if (st.missing) fill_missing(st.values, st.observed, opt.missing);
+    }
+  }
+
+  // Assemble row-major [rows x channels].
+  const size_t nc = cols.size();
+  s.values.resize(n * nc);
+  s.observed.resize(n * nc);
+  for (size_t k = 0; k < nc; ++k) {
+    s.channels.push_back(table.header()[cols[k].col]);
+    s.missing_per_channel.push_back(cols[k].missing);
+    for (size_t r = 0; r < n; ++r) {
+      s.values[r * nc + k] = cols[k].values[r];
+      s.observed[r * nc + k] = cols[k].observed[r];
+    }
+  }
+
+  // Frequency and gaps.
+  if (!opt.frequency.empty()) {
+    try {
+      s.frequency = Frequency::parse(opt.frequency);
+    } catch (const InputError& e) {
+      throw InputError(locate(table.source(), 0, 0, e.what()));
+    }
+    s.frequency_inferred = false;
+  } else {
+    s.frequency = infer_frequency(s.timestamps);
+  }
+  s.gaps = find_gaps(s.timestamps, s.frequency);
+  for (const Gap& g : s.gaps) {
+    if (g.missing_periods < 0) {
+      ++s.off_grid_steps;
+    } else {
+      s.total_missing_periods += g.missing_periods;
+    }
+  }
+  if (opt.regular && !s.gaps.empty()) {
+    std::string first;
+    for (size_t i = 0; i < s.gaps.size() && i < 3; ++i) {
+      const Gap& g = s.gaps[i];
+      first += std::string(i ? "; " : "") + "line " + std::to_string(table.line_of(g.row)) + ": " +
+               s.format_time(g.before) + " -> " + s.format_time(g.after) +
+               (g.missing_periods < 0 ? " (off the grid)"
+                                      : " (" + std::to_string(g.missing_periods) + " missing)");
+    }
+    throw InputError(table.locate_cell(
+        s.gaps[0].row, time_cols.back(),
+        "found " + std::to_string(s.gaps.size()) + " gap(s) at frequency " + s.frequency.name() +
+            " (first: " + first + "), expected a regular series (regular: true)"));
+  }
+  return s;
+}
+
+size_t TimeSeries::total_missing() const {
+  size_t t = 0;
+  for (size_t m : missing_per_channel) t += m;
+  return t;
+}
+
+size_t TimeSeries::channel_index(std::string_view name) const {
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (channels[i] == name) return i;
+  }
+  throw InputError(locate(source, 0, 0,
+                          "no channel named '" + quote_token(name) + "'; expected one of: " +
+                              join(channels)));
+}
+
+std::vector<int64_t> TimeSeries::future_timestamps(size_t n) const {
+  if (!frequency.known() || timestamps.empty()) {
+    throw InputError(locate(source, 0, 0,
+                            "cannot step the time axis forward: the frequency is unknown; "
+                            "expected at least two rows or a given frequency"));
+  }
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = frequency.advance(timestamps.back(), static_cast<int64_t>(i + 1));
+  }
+  return out;
+}
+
+std::string TimeSeries::describe() const {
+  std::string d = std::to_string(rows()) + " rows x " + std::to_string(num_channels()) +
+                  (num_channels() == 1 ? " channel" : " channels");
+  if (!timestamps.empty()) {
+    d += ", " + format_time(timestamps.front()) + " .. " + format_time(timestamps.back());
+  }
+  d += ", " + frequency.name();
+  if (gaps.empty()) {
+    d += ", no gaps";
+  } else {
+    d += ", " + std::to_string(gaps.size()) + " gaps (" + std::to_string(total_missing_periods) +
+         " missing periods" +
+         (off_grid_steps ? ", " + std::to_string(off_grid_steps) + " off-grid steps" : "") + ")";
+  }
+  const size_t miss = total_missing();
+  if (miss) d += ", " + std::to_string(miss) + " missing values (" + to_string(missing_policy) + ")";
+  return d;
+}
+
+}  // namespace attnfc::data
