@@ -1,0 +1,50 @@
+#pragma once
+// A trained model as predict / evaluate / plot use it: the network, the scaler fit
+// on its training rows, its channel names and the run config it was trained with,
+// all read from one .safetensors checkpoint written by `attnfc train`.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnfc/autograd/parameters.hpp"
+#include "attnfc/data/scaler.hpp"
+#include "attnfc/data/series.hpp"
+#include "attnfc/model/checkpoint.hpp"
+#include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/baselines.hpp"
+#include "attnfc/train/run_config.hpp"
+
+namespace attnfc::train {
+
+// Wraps a model as a BatchForecaster over scaled contexts [batch, L, C] (NaN = missing):
+// channel-independent models see each channel as its own sample. Output [batch, H, C].
+BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels, int horizon = 0);
+
+struct LoadedModel {
+  std::unique_ptr<ag::ParameterSet> params;
+  std::unique_ptr<model::PatchTransformer> model;
+  data::Scaler scaler;
+  std::vector<std::string> columns;
+  std::string frequency;  // as trained ("1h"), may be "unknown"
+  RunConfig run;          // the resolved run config saved with the model
+  std::string path;
+
+  // InputError naming the file when it is missing, is not an attnfc training
+  // checkpoint, or does not match its own config (a tensor name, shape or dtype).
+  static LoadedModel load(const std::string& path);
+
+  // Reads `csv_path` with the training run's CSV options (time column, delimiter,
+  // missing policy) and the model's columns; a column the model needs and the file
+  // lacks is an InputError listing what the file has. Values stay in original units.
+  data::TimeSeries read_series(const std::string& csv_path) const;
+
+  int context() const { return model->config().context_length; }
+  int horizon() const { return model->config().horizon; }
+};
+
+// series values scaled in place by scaler, with unobserved values set to NaN when
+// the series' missing policy is "mask" (so metrics skip them).
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler);
+
+}  // namespace attnfc::train

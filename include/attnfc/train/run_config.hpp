@@ -1,0 +1,74 @@
+#pragma once
+// The run config: one JSON file with three sections, each read strictly (unknown
+// keys are errors with a "did you mean", wrong types and ranges name the key):
+//   "data"   which CSV, which columns, missing values, the split (below)
+//   "model"  model::ModelConfig (docs/CONFIG.md)
+//   "train"  TrainConfig (below)
+// `attnfc train --set train.lr=3e-4 --set model.d_model=128` edits the JSON before
+// it is read, so overrides get exactly the same checks as the file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/data/series.hpp"
+#include "attnfc/data/split.hpp"
+#include "attnfc/model/config.hpp"
+#include "attnfc/train/schedule.hpp"
+
+namespace attnfc::train {
+
+struct DataConfig {
+  data::CsvOptions csv;  // csv.path from "path", csv.value_columns from "columns"
+  // "split": a protocol name ("etth", "ettm", "custom", or "auto": from the file name),
+  // or an object {"train_rows", "val_rows", "test_rows"} | {"train_frac", "test_frac"} |
+  // {"val_start", "test_start"} (timestamps).
+  std::string split_protocol = "auto";
+  int64_t train_rows = 0, val_rows = 0, test_rows = 0;
+  double train_frac = 0, test_frac = 0;
+  std::string val_start, test_start;
+};
+
+struct TrainConfig {
+  int epochs = 10;
+  int batch_size = 32;
+  double lr = 1e-3;
+  double min_lr = 0.0;
+  ScheduleKind schedule = ScheduleKind::kCosine;
+  int64_t warmup_steps = 0;
+  int step_epochs = 1;  // step schedule: epochs between decays
+  double gamma = 0.5;
+  double weight_decay = 0.01;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double grad_clip = 1.0;  // global L2 norm; 0 disables
+  int patience = 3;        // epochs without validation improvement; 0 = never stop early
+  double min_delta = 0.0;
+  uint64_t seed = 1;
+  int64_t max_steps_per_epoch = 0;  // 0 = every training window each epoch
+  int64_t max_val_windows = 0;      // 0 = every validation window
+  int eval_batch_size = 256;
+  bool evaluate_test = true;  // score model and baselines on the test split at the end
+};
+
+struct RunConfig {
+  DataConfig data;
+  model::ModelConfig model;
+  TrainConfig train;
+  bool model_channels_given = false;  // "model.channels" was in the file
+  nlohmann::json raw;                 // the JSON it was read from (after overrides)
+};
+
+// Applies "section.key=value" overrides: value is parsed as JSON when it is valid JSON
+// (numbers, true/false, arrays, quoted strings), else taken as a plain string.
+// InputError for a malformed override.
+void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets);
+
+RunConfig parse_run_config(const nlohmann::json& root);
+// Every key with its resolved value (what `attnfc train` writes as config.json).
+nlohmann::json to_json(const RunConfig& config);
+
+// Builds the split the data section asks for.
+data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context);
+
+}  // namespace attnfc::train

@@ -1,0 +1,90 @@
+#include "attnfc/train/loaded_model.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "attnfc/base/error.hpp"
+
+namespace attnfc::train {
+
+BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels, int horizon) {
+  const int L = m.config().context_length;
+  const int H = horizon > 0 ? horizon : m.config().horizon;
+  const bool mixed = m.config().channel_mode == model::ChannelMode::kMixed;
+  const int C = channels;
+  // Scratch buffers are reused across calls: one evaluation makes one allocation.
+  auto ctx = std::make_shared<std::vector<float>>();
+  auto obs = std::make_shared<std::vector<uint8_t>>();
+  return [&m, L, H, C, mixed, ctx, obs](const float* contexts, int64_t batch, float* out) {
+    const int64_t n = static_cast<int64_t>(batch) * L * C;
+    ctx->resize(n);
+    obs->resize(n);
+    // Independent: sample (b, c) is row b * C + c, a [L] series; mixed: [batch, L, C] as is.
+    for (int64_t b = 0; b < batch; ++b)
+      for (int t = 0; t < L; ++t)
+        for (int c = 0; c < C; ++c) {
+          const float v = contexts[(b * L + t) * C + c];
+          const int64_t dst = mixed ? (b * L + t) * C + c : (b * C + c) * L + t;
+          (*obs)[dst] = std::isnan(v) ? 0 : 1;
+          (*ctx)[dst] = std::isnan(v) ? 0.0f : v;
+        }
+    const std::vector<float> f =
+        mixed ? m.forecast(ctx->data(), obs->data(), batch, L, H)
+              : m.forecast(ctx->data(), obs->data(), batch * C, L, H);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c)
+          out[(b * H + h) * C + c] = mixed ? f[(b * H + h) * C + c] : f[(b * C + c) * H + h];
+  };
+}
+
+LoadedModel LoadedModel::load(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InputError(path + ": model file not found");
+  const model::Checkpoint ck = model::Checkpoint::read(path);
+  LoadedModel lm;
+  lm.path = path;
+  auto need = [&](const char* key) {
+    const std::string v = ck.meta(key);
+    if (v.empty())
+      throw InputError(path + ": metadata '" + key +
+                       "' is missing; expected a model written by 'attnfc train'");
+    try {
+      return nlohmann::json::parse(v);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(path + ": metadata '" + key + "' is not valid JSON (" + e.what() + ")");
+    }
+  };
+  lm.scaler = data::Scaler::from_json(need("scaler"));
+  const nlohmann::json cols = need("columns");
+  if (!cols.is_array() || cols.empty())
+    throw InputError(path + ": metadata 'columns': expected a non-empty array of names");
+  for (const auto& c : cols) lm.columns.push_back(c.get<std::string>());
+  lm.run = parse_run_config(need("config"));
+  lm.frequency = ck.meta("frequency", "unknown");
+  if (lm.scaler.num_channels() != lm.columns.size())
+    throw InputError(path + ": the scaler has " + std::to_string(lm.scaler.num_channels()) +
+                     " channels but 'columns' names " + std::to_string(lm.columns.size()));
+  lm.params = std::make_unique<ag::ParameterSet>();
+  lm.model = std::make_unique<model::PatchTransformer>(ck.config(), *lm.params, 0);
+  ck.load_into(*lm.model);
+  return lm;
+}
+
+data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
+  data::CsvOptions opt = run.data.csv;
+  opt.path = csv_path;
+  opt.value_columns = columns;
+  opt.regular = false;
+  return data::load_series(opt);
+}
+
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler) {
+  std::vector<float> v = series.values;
+  scaler.transform(v.data(), series.rows());
+  if (series.missing_policy == data::MissingPolicy::kMask)
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!series.observed[i]) v[i] = std::nanf("");
+  return v;
+}
+
+}  // namespace attnfc::train

@@ -1,0 +1,209 @@
+#include "attnfc/train/run_config.hpp"
+
+#include <filesystem>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/data/time.hpp"
+
+namespace attnfc::train {
+
+using model::ConfigSection;
+
+void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets) {
+  for (const auto& set : sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set '" + set + "': expected section.key=value, e.g. train.lr=0.0005");
+    const std::string path = set.substr(0, eq), text = set.substr(eq + 1);
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      value = text;  // a bare word such as cosine or datasets/x.csv
+    }
+    nlohmann::json* node = &root;
+    size_t begin = 0;
+    while (true) {
+      const size_t dot = path.find('.', begin);
+      const std::string part = path.substr(begin, dot == std::string::npos ? dot : dot - begin);
+      if (part.empty()) throw InputError("--set '" + set + "': empty key in '" + path + "'");
+      if (!node->is_object()) {
+        if (!node->is_null())
+          throw InputError("--set '" + set + "': '" + path.substr(0, begin - 1) +
+                           "' is not an object");
+        *node = nlohmann::json::object();
+      }
+      node = &(*node)[part];
+      if (dot == std::string::npos) break;
+      begin = dot + 1;
+    }
+    *node = value;
+  }
+}
+
+namespace {
+
+const char* schedule_name(ScheduleKind k) {
+  switch (k) {
+    case ScheduleKind::kConstant: return "constant";
+    case ScheduleKind::kStep: return "step";
+    case ScheduleKind::kCosine: break;
+  }
+  return "cosine";
+}
+
+DataConfig parse_data(const nlohmann::json& section) {
+  ConfigSection s(section, "data");
+  DataConfig d;
+  d.csv.path = s.get_string("path", "");
+  if (d.csv.path.empty()) throw InputError("data.path: missing, expected the CSV file to read");
+  const std::string delim = s.get_string("delimiter", ",");
+  if (delim.size() != 1)
+    throw InputError("data.delimiter: found \"" + delim + "\", expected one character");
+  d.csv.delimiter = delim[0];
+  d.csv.time_column = s.get_string("time_column", "");
+  d.csv.time_columns = s.get_string_list("time_columns", {});
+  d.csv.value_columns = s.get_string_list("columns", {});
+  d.csv.missing = data::parse_missing_policy(
+      s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
+  d.csv.regular = s.get_bool("regular", false);
+  d.csv.frequency = s.get_string("frequency", "");
+  if (!d.csv.frequency.empty()) data::Frequency::parse(d.csv.frequency);  // checks the name
+  if (s.has("split") && section.at("split").is_object()) {
+    ConfigSection sp(s.get_object("split"), "data.split");
+    d.split_protocol = "";
+    if (sp.has("train_rows") || sp.has("val_rows") || sp.has("test_rows")) {
+      d.split_protocol = "rows";
+      d.train_rows = sp.get_int("train_rows", 0, 1, int64_t{1} << 40);
+      d.val_rows = sp.get_int("val_rows", 0, 1, int64_t{1} << 40);
+      d.test_rows = sp.get_int("test_rows", 0, 1, int64_t{1} << 40);
+    } else if (sp.has("train_frac") || sp.has("test_frac")) {
+      d.split_protocol = "fractions";
+      d.train_frac = sp.get_number("train_frac", 0.7, 0, 1, true, false);
+      d.test_frac = sp.get_number("test_frac", 0.2, 0, 1, true, false);
+    } else if (sp.has("val_start") || sp.has("test_start")) {
+      d.split_protocol = "dates";
+      d.val_start = sp.get_string("val_start", "");
+      d.test_start = sp.get_string("test_start", "");
+      data::parse_timestamp_or_throw(d.val_start, "data.split.val_start");
+      data::parse_timestamp_or_throw(d.test_start, "data.split.test_start");
+    }
+    sp.finish();
+    if (d.split_protocol.empty())
+      throw InputError(
+          "data.split: expected {\"train_rows\", \"val_rows\", \"test_rows\"}, "
+          "{\"train_frac\", \"test_frac\"} or {\"val_start\", \"test_start\"}");
+  } else {
+    d.split_protocol = s.get_choice("split", "auto", {"auto", "etth", "ettm", "custom"});
+  }
+  s.finish();
+  return d;
+}
+
+TrainConfig parse_train(const nlohmann::json& section) {
+  ConfigSection s(section, "train");
+  TrainConfig t;
+  t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 1, 100000));
+  t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
+  t.lr = s.get_number("lr", t.lr, 0, 10, true);
+  t.min_lr = s.get_number("min_lr", t.min_lr, 0, 10);
+  const std::string sched = s.get_choice("schedule", "cosine", {"cosine", "step", "constant"});
+  t.schedule = sched == "step" ? ScheduleKind::kStep
+               : sched == "constant" ? ScheduleKind::kConstant
+                                     : ScheduleKind::kCosine;
+  t.warmup_steps = s.get_int("warmup_steps", t.warmup_steps, 0, int64_t{1} << 40);
+  t.step_epochs = static_cast<int>(s.get_int("step_epochs", t.step_epochs, 1, 100000));
+  t.gamma = s.get_number("gamma", t.gamma, 0, 1, true);
+  t.weight_decay = s.get_number("weight_decay", t.weight_decay, 0, 10);
+  t.beta1 = s.get_number("beta1", t.beta1, 0, 1, false, true);
+  t.beta2 = s.get_number("beta2", t.beta2, 0, 1, false, true);
+  t.eps = s.get_number("eps", t.eps, 0, 1, true);
+  t.grad_clip = s.get_number("grad_clip", t.grad_clip, 0, 1e6);
+  t.patience = static_cast<int>(s.get_int("patience", t.patience, 0, 100000));
+  t.min_delta = s.get_number("min_delta", t.min_delta, 0, 1e6);
+  t.seed = static_cast<uint64_t>(s.get_int("seed", 1, 0, int64_t{1} << 53));
+  t.max_steps_per_epoch = s.get_int("max_steps_per_epoch", 0, 0, int64_t{1} << 40);
+  t.max_val_windows = s.get_int("max_val_windows", 0, 0, int64_t{1} << 40);
+  t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
+  t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
+  s.finish();
+  if (t.min_lr > t.lr)
+    throw InputError("train.min_lr: found " + std::to_string(t.min_lr) +
+                     ", expected at most train.lr (" + std::to_string(t.lr) + ")");
+  return t;
+}
+
+}  // namespace
+
+RunConfig parse_run_config(const nlohmann::json& root) {
+  if (!root.is_object()) throw InputError("config: expected a JSON object with data, model, train");
+  ConfigSection top(root, "config");
+  RunConfig r;
+  r.raw = root;
+  r.data = parse_data(top.get_object("data"));
+  const nlohmann::json& m = top.get_object("model");
+  r.model_channels_given = m.is_object() && m.contains("channels");
+  r.model = model::parse_model_config(m, "model");
+  r.train = parse_train(top.get_object("train"));
+  top.finish();
+  return r;
+}
+
+nlohmann::json to_json(const RunConfig& r) {
+  const DataConfig& d = r.data;
+  nlohmann::json data = {{"path", d.csv.path},
+                         {"delimiter", std::string(1, d.csv.delimiter)},
+                         {"time_column", d.csv.time_column},
+                         {"time_columns", d.csv.time_columns},
+                         {"columns", d.csv.value_columns},
+                         {"missing", data::to_string(d.csv.missing)},
+                         {"regular", d.csv.regular},
+                         {"frequency", d.csv.frequency}};
+  if (d.split_protocol == "rows")
+    data["split"] = {{"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
+  else if (d.split_protocol == "fractions")
+    data["split"] = {{"train_frac", d.train_frac}, {"test_frac", d.test_frac}};
+  else if (d.split_protocol == "dates")
+    data["split"] = {{"val_start", d.val_start}, {"test_start", d.test_start}};
+  else
+    data["split"] = d.split_protocol;
+  const TrainConfig& t = r.train;
+  nlohmann::json train = {{"epochs", t.epochs},
+                          {"batch_size", t.batch_size},
+                          {"lr", t.lr},
+                          {"min_lr", t.min_lr},
+                          {"schedule", schedule_name(t.schedule)},
+                          {"warmup_steps", t.warmup_steps},
+                          {"step_epochs", t.step_epochs},
+                          {"gamma", t.gamma},
+                          {"weight_decay", t.weight_decay},
+                          {"beta1", t.beta1},
+                          {"beta2", t.beta2},
+                          {"eps", t.eps},
+                          {"grad_clip", t.grad_clip},
+                          {"patience", t.patience},
+                          {"min_delta", t.min_delta},
+                          {"seed", t.seed},
+                          {"max_steps_per_epoch", t.max_steps_per_epoch},
+                          {"max_val_windows", t.max_val_windows},
+                          {"eval_batch_size", t.eval_batch_size},
+                          {"evaluate_test", t.evaluate_test}};
+  return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
+}
+
+data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context) {
+  const size_t n = series.rows();
+  if (d.split_protocol == "rows")
+    return data::split_by_rows(n, d.train_rows, d.val_rows, d.test_rows, context);
+  if (d.split_protocol == "fractions")
+    return data::split_by_fractions(n, d.train_frac, d.test_frac, context);
+  if (d.split_protocol == "dates")
+    return data::split_by_dates(series, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
+                                data::parse_timestamp_or_throw(d.test_start, "data.split.test_start"),
+                                context);
+  if (d.split_protocol == "auto")  // "ETTh1.csv" -> etth, anything else -> custom
+    return data::standard_split(std::filesystem::path(d.csv.path).filename().string(), n, context);
+  return data::standard_split(d.split_protocol, n, context);
+}
+
+}  // namespace attnfc::train
