@@ -153,3 +153,48 @@ TEST_CASE("config: shipped configs have valid model sections") {
     CHECK_NOTHROW(parse_model_config(j["model"]));
   }
 }
+
+TEST_CASE("config: configs/schema.json agrees with the parser (keys, defaults, ranges, words)") {
+  const json schema = load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/schema.json");
+  const json& props = schema["properties"]["model"]["properties"];
+  const json defaults = to_json(ModelConfig{});
+  CHECK(props.size() == defaults.size());
+  // A leak-free pairing so that every single-key change below is valid on its own.
+  const json base = {{"loss_positions", "last"}};
+  for (const auto& [name, spec] : props.items()) {
+    CAPTURE(name);
+    REQUIRE(defaults.contains(name));
+    if (spec["default"].is_number_float()) {
+      CHECK(static_cast<float>(spec["default"].get<double>()) ==
+            static_cast<float>(defaults[name].get<double>()));
+    } else {
+      CHECK(spec["default"] == defaults[name]);
+    }
+    if (spec.contains("enum")) {
+      for (const auto& word : spec["enum"]) {
+        json j = base;
+        j[name] = word;
+        CHECK(error_of(j).empty());
+      }
+      json j = base;
+      j[name] = "not-a-choice";
+      CHECK(!error_of(j).empty());
+      continue;
+    }
+    const bool integer = spec["type"] == "integer";
+    const double hi = spec["maximum"].get<double>();
+    json above = base;
+    above[name] = integer ? json(static_cast<int64_t>(hi) + 1) : json(hi * 1.5 + 0.1);
+    CHECK(contains(error_of(above), "out of range"));
+    if (spec.contains("minimum")) {
+      const double lo = spec["minimum"].get<double>();
+      json below = base;
+      below[name] = integer ? json(static_cast<int64_t>(lo) - 1) : json(lo - 0.5);
+      CHECK(contains(error_of(below), "out of range"));
+    } else {
+      json at = base;
+      at[name] = spec["exclusiveMinimum"].get<double>();  // exclusive bound itself fails
+      CHECK(contains(error_of(at), "out of range"));
+    }
+  }
+}
