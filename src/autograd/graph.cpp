@@ -71,6 +71,7 @@ thread_local bool t_grad_enabled = true;
 struct Graph::Impl {
   Arena arena;
   std::vector<TensorNode*> tape;
+  bool backward_done = false;
 };
 
 Graph::Graph() : impl_(new Impl) { impl_->tape.reserve(256); }
@@ -79,6 +80,7 @@ Graph::~Graph() { delete impl_; }
 void Graph::reset() {
   impl_->tape.clear();  // keeps capacity
   impl_->arena.reset();
+  impl_->backward_done = false;
 }
 
 void Graph::backward(const Tensor& loss) {
@@ -91,6 +93,14 @@ void Graph::backward(const Tensor& loss) {
         "Graph::backward: the loss does not require a gradient (no parameter reached it, or "
         "it was computed inside a NoGradScope)");
   }
+  if (impl_->backward_done) {
+    // A second replay would push the already accumulated intermediate gradients
+    // through the tape again and silently double-count.
+    throw std::logic_error(
+        "Graph::backward: this tape was already replayed; call reset() and run the forward "
+        "again before the next backward");
+  }
+  impl_->backward_done = true;
   loss.grad()[0] = 1.0f;
   // The tape is in execution order, which is a topological order: replaying it in
   // reverse finishes every consumer of a tensor before that tensor's own backward.

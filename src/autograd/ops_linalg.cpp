@@ -1,4 +1,5 @@
 // linear and matmul: every product, forward and backward, is a GEMM call.
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -90,11 +91,27 @@ void linear_backward(const TensorNode& n) {
     }
   }
   if (b.defined() && b.requires_grad()) {
-    // Column sums in row order: a fixed reduction order at any thread count.
+    // Column sums, each column in row order: a fixed order at any thread count.
+    // Threads take disjoint column blocks (parallel over outputs).
     float* db = b.grad();
-    for (int r = 0; r < M; ++r) {
-      const float* row = dZ + static_cast<int64_t>(r) * out_f;
-      for (int j = 0; j < out_f; ++j) db[j] += row[j];
+    constexpr int kBlock = 64;
+    const int blocks = (out_f + kBlock - 1) / kBlock;
+    auto column_block = [&](int blk) {
+      const int j0 = blk * kBlock, j1 = std::min(out_f, j0 + kBlock);
+      for (int r = 0; r < M; ++r) {
+        const float* row = dZ + static_cast<int64_t>(r) * out_f;
+        for (int j = j0; j < j1; ++j) db[j] += row[j];
+      }
+    };
+    if (static_cast<int64_t>(M) * out_f < detail::kParallelMin || blocks < 2) {
+      for (int blk = 0; blk < blocks; ++blk) column_block(blk);
+    } else {
+#pragma omp parallel
+      {
+        kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+        for (int blk = 0; blk < blocks; ++blk) column_block(blk);
+      }
     }
   }
 }

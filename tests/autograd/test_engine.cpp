@@ -98,6 +98,8 @@ TEST_CASE("fan-out accumulates, views route gradients into strided elements") {
     CHECK(w.grad()[i] == doctest::Approx(2.0 * (i + 1) + (i >= 3 ? 1.0 : 0.0)));
   }
   CHECK(g.nodes() > 4);  // views are on the tape too
+  // Replaying the same tape again would double-count: refused.
+  CHECK_THROWS_AS(g.backward(loss), std::logic_error);
 }
 
 TEST_CASE("NoGradScope records nothing; tensors without grads stay without") {
