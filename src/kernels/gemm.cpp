@@ -76,19 +76,17 @@ struct Problem {
 };
 
 // Runs `body(i)` for i in [0, n): shared among the team with a dynamic schedule when
-// called by every thread of a parallel region, serially otherwise. The loop ends in a
-// barrier in team mode, so the shared B block may be repacked afterwards.
+// called by every thread of a parallel region, serially otherwise. With `barrier` the
+// team waits for every item before returning.
 template <class Body>
-void team_for(bool team, int n, bool dynamic, Body&& body) {
+void team_for(bool team, int n, bool barrier, Body&& body) {
   if (!team) {
     for (int i = 0; i < n; ++i) body(i);
-    return;
-  }
-  if (dynamic) {
+  } else if (barrier) {
 #pragma omp for schedule(dynamic, 1)
     for (int i = 0; i < n; ++i) body(i);
   } else {
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1) nowait
     for (int i = 0; i < n; ++i) body(i);
   }
 }
@@ -98,13 +96,16 @@ inline int split_point(int units, int parts, int i) {
   return static_cast<int>(static_cast<long>(units) * i / parts);
 }
 
-// The whole product, executed by every thread of a team (team = true, threads > 1) or
-// by one thread. B blocks are packed once into shared_b, cooperatively; the work items
-// (an MC row block x a group of NR panels) are then taken dynamically, each packing
-// its A block into the executing thread's own buffer. How the items are formed and
-// who runs them never changes an element's arithmetic.
-void gemm_team(const KernelSpec& ks, const Problem& p, float* shared_b, bool team, int threads) {
-  float* const own_a = thread_buffers().a();
+// The whole product, executed by every thread of a team (team = true) or by one
+// thread. Work items (an MC row block x a group of NR panels) are taken dynamically;
+// each thread packs the A block of its item and the B panels it needs into its own
+// buffers. Private B costs a little duplicated packing but needs no barrier, which
+// matters on a shared machine: a barrier waits for the slowest, possibly descheduled,
+// thread. The only barriers are between K blocks (the next K block of a C tile must
+// see the previous one's stores). How items are formed and who runs them never
+// changes an element's arithmetic.
+void gemm_team(const KernelSpec& ks, const Problem& p, bool team, int threads) {
+  PackBuffers& buf = thread_buffers();
   const int nkb = (p.K + kKc - 1) / kKc;
   const int m_panels = (p.M + ks.mr - 1) / ks.mr;
   const int n_mblocks = (m_panels + kMc / ks.mr - 1) / (kMc / ks.mr);
@@ -120,20 +121,25 @@ void gemm_team(const KernelSpec& ks, const Problem& p, float* shared_b, bool tea
     for (int kb = 0; kb < nkb; ++kb) {
       const int k0 = split_point(p.K, nkb, kb);
       const int kc = split_point(p.K, nkb, kb + 1) - k0;
-      team_for(team, n_panels, false, [&](int q) {
-        const int j = q * ks.nr;
-        pack_b(p.transB, p.B, p.ldb, k0, kc, jc + j, std::min(ks.nr, nc - j), ks.nr,
-               shared_b + static_cast<long>(j) * kc);
-      });
-      team_for(team, n_mblocks * n_groups, true, [&](int item) {
+      bool have_full_b = false;  // this thread's B buffer holds all nc columns of this block
+      team_for(team, n_mblocks * n_groups, kb + 1 < nkb, [&](int item) {
         const int mb = item / n_groups, g = item % n_groups;
         const int ic = split_point(m_panels, n_mblocks, mb) * ks.mr;
         const int mc = std::min(split_point(m_panels, n_mblocks, mb + 1) * ks.mr, p.M) - ic;
         const int jr0 = split_point(n_panels, n_groups, g) * ks.nr;
         const int jr1 = std::min(split_point(n_panels, n_groups, g + 1) * ks.nr, nc);
-        pack_a(p.transA, p.A, p.lda, ic, mc, k0, kc, ks.mr, own_a);
+        // b_origin + jr * kc is the packed panel of column jr (relative to jc).
+        const float* b_origin = buf.b();
+        if (n_groups == 1) {
+          if (!have_full_b) pack_b(p.transB, p.B, p.ldb, k0, kc, jc, nc, ks.nr, buf.b());
+          have_full_b = true;
+        } else {
+          pack_b(p.transB, p.B, p.ldb, k0, kc, jc + jr0, jr1 - jr0, ks.nr, buf.b());
+          b_origin = buf.b() - static_cast<long>(jr0) * kc;
+        }
+        pack_a(p.transA, p.A, p.lda, ic, mc, k0, kc, ks.mr, buf.a());
         for (int jr = jr0; jr < jr1; jr += ks.nr) {
-          const float* pb = shared_b + static_cast<long>(jr) * kc;
+          const float* pb = b_origin + static_cast<long>(jr) * kc;
           const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
           for (int ir = 0; ir < mc; ir += ks.mr) {
             const TileStore st{p.C + static_cast<long>(ic + ir) * p.ldc + jc + jr,
@@ -146,7 +152,7 @@ void gemm_team(const KernelSpec& ks, const Problem& p, float* shared_b, bool tea
                                kb == nkb - 1,
                                bias,
                                p.ep.act};
-            ks.kernel(kc, own_a + static_cast<long>(ir) * kc, pb, st);
+            ks.kernel(kc, buf.a() + static_cast<long>(ir) * kc, pb, st);
           }
         }
       });
@@ -219,15 +225,14 @@ void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, i
   const KernelSpec ks = kernel_spec(path);
   const Problem p{transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep};
   const int max_threads = omp_get_max_threads();
-  float* const shared_b = thread_buffers().b();
   if (!threaded || max_threads <= 1 || omp_in_parallel() || macs < kParallelMacs) {
-    gemm_team(ks, p, shared_b, false, 1);
+    gemm_team(ks, p, false, 1);
     return;
   }
 #pragma omp parallel num_threads(max_threads)
   {
     enable_flush_to_zero();
-    gemm_team(ks, p, shared_b, omp_get_num_threads() > 1, omp_get_num_threads());
+    gemm_team(ks, p, omp_get_num_threads() > 1, omp_get_num_threads());
   }
 }
 

@@ -110,6 +110,14 @@ inline __mmask16 lane_mask(int n) {
 }
 
 void kernel_12x32(int kc, const float* pa, const float* pb, const TileStore& st) {
+  // The C tile is touched only after the K loop; start fetching it now so the store
+  // does not wait on L3 or memory (C is often far larger than L2).
+  for (int r = 0; r < st.rows; ++r) {
+    const char* c = reinterpret_cast<const char*>(st.C + static_cast<long>(r) * st.ldc);
+    _mm_prefetch(c, _MM_HINT_T0);
+    _mm_prefetch(c + 64, _MM_HINT_T0);
+    _mm_prefetch(c + 124, _MM_HINT_T0);
+  }
   __m512 c0[kMr], c1[kMr];
 #pragma GCC unroll 12
   for (int r = 0; r < kMr; ++r) {

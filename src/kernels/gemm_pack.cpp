@@ -94,21 +94,64 @@ void gather_transpose(const float* src, long ld, int rows, int kc, int width, fl
 #endif
 }
 
-// Copies kc rows of `cols` contiguous floats (row stride ld) into dst[k * width + c],
-// zero-filling columns [cols, width). Used for op(A) with A stored K x M and for
-// op(B) with B row-major.
-void copy_rows(const float* src, long ld, int cols, int kc, int width, float* dst) {
-  if (cols == width) {
-    for (int k = 0; k < kc; ++k) {
-      std::memcpy(dst + static_cast<long>(k) * width, src + k * ld, sizeof(float) * width);
-    }
-    return;
-  }
+// Copies a kc x nc block whose k rows are contiguous in memory (row stride ld) into
+// panels of W columns, one source row at a time so memory is read in order
+// (walking one narrow panel at a time would touch a new page for every k).
+// W is a compile-time constant so each panel row is a few vector moves, not a call.
+constexpr int kPrefetchRows = 6;
+
+template <int W>
+void copy_rows_block(const float* src, long ld, int nc, int kc, float* dst) {
+  const int full = nc / W;
+  const int tail = nc - full * W;
+  const long panel_stride = static_cast<long>(W) * kc;
   for (int k = 0; k < kc; ++k) {
-    float* out = dst + static_cast<long>(k) * width;
     const float* s = src + k * ld;
-    for (int c = 0; c < cols; ++c) out[c] = s[c];
-    for (int c = cols; c < width; ++c) out[c] = 0.0f;
+    float* d = dst + static_cast<long>(k) * W;
+    // Rows are far apart (often a page or more), so the hardware prefetcher does not
+    // follow; fetch the row kPrefetchRows ahead ourselves.
+    if (k + kPrefetchRows < kc) {
+      const float* ahead = s + kPrefetchRows * ld;
+      for (int j = 0; j < nc; j += 16) {
+        __builtin_prefetch(ahead + j);
+      }
+      __builtin_prefetch(ahead + nc - 1);
+    }
+    for (int p = 0; p < full; ++p) {
+      std::memcpy(d + p * panel_stride, s + p * W, sizeof(float) * W);
+    }
+    if (tail) {
+      float* out = d + full * panel_stride;
+      const float* in = s + full * W;
+      for (int c = 0; c < tail; ++c) out[c] = in[c];
+      for (int c = tail; c < W; ++c) out[c] = 0.0f;
+    }
+  }
+}
+
+void copy_rows_block(const float* src, long ld, int nc, int kc, int width, float* dst) {
+  switch (width) {
+    case 4:
+      return copy_rows_block<4>(src, ld, nc, kc, dst);
+    case 6:
+      return copy_rows_block<6>(src, ld, nc, kc, dst);
+    case 12:
+      return copy_rows_block<12>(src, ld, nc, kc, dst);
+    case 16:
+      return copy_rows_block<16>(src, ld, nc, kc, dst);
+    case 32:
+      return copy_rows_block<32>(src, ld, nc, kc, dst);
+  }
+  // Any other panel width (not used by the current kernels) takes the generic copy.
+  for (int k = 0; k < kc; ++k) {
+    for (int j = 0; j < nc; ++j) {
+      dst[static_cast<long>(j / width) * width * kc + static_cast<long>(k) * width + j % width] =
+          src[k * ld + j];
+    }
+    for (int j = nc; j % width; ++j) {
+      dst[static_cast<long>(j / width) * width * kc + static_cast<long>(k) * width + j % width] =
+          0.0f;
+    }
   }
 }
 
@@ -117,32 +160,28 @@ void copy_rows(const float* src, long ld, int cols, int kc, int width, float* ds
 void pack_a(bool transA, const float* A, int lda, int i0, int mc, int k0, int kc, int mr,
             float* dst) {
   const long ld = lda;
+  if (transA) {
+    // A is K x M: op(A)[i, k] = A[k * lda + i]; row k of the block is contiguous.
+    copy_rows_block(A + k0 * ld + i0, ld, mc, kc, mr, dst);
+    return;
+  }
   for (int p = 0; p < mc; p += mr) {
     const int rows = std::min(mr, mc - p);
-    float* out = dst + static_cast<long>(p) * kc;
-    const int i = i0 + p;
-    if (transA) {
-      // A is K x M: op(A)[i, k] = A[k * lda + i]; each k gives `rows` contiguous floats.
-      copy_rows(A + k0 * ld + i, ld, rows, kc, mr, out);
-    } else {
-      gather_transpose(A + i * ld + k0, ld, rows, kc, mr, out);
-    }
+    gather_transpose(A + (i0 + p) * ld + k0, ld, rows, kc, mr, dst + static_cast<long>(p) * kc);
   }
 }
 
 void pack_b(bool transB, const float* B, int ldb, int k0, int kc, int j0, int nc, int nr,
             float* dst) {
   const long ld = ldb;
+  if (!transB) {
+    copy_rows_block(B + k0 * ld + j0, ld, nc, kc, nr, dst);
+    return;
+  }
+  // B is N x K: op(B)[k, j] = B[j * ldb + k].
   for (int p = 0; p < nc; p += nr) {
     const int cols = std::min(nr, nc - p);
-    float* out = dst + static_cast<long>(p) * kc;
-    const int j = j0 + p;
-    if (transB) {
-      // B is N x K: op(B)[k, j] = B[j * ldb + k].
-      gather_transpose(B + j * ld + k0, ld, cols, kc, nr, out);
-    } else {
-      copy_rows(B + k0 * ld + j, ld, cols, kc, nr, out);
-    }
+    gather_transpose(B + (j0 + p) * ld + k0, ld, cols, kc, nr, dst + static_cast<long>(p) * kc);
   }
 }
 
