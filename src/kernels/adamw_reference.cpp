@@ -13,8 +13,8 @@ void adamw_update_reference(float* param, const float* grad, float* m, float* v,
     v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * grad[i] * grad[i];
     const double mhat = m[i] / bc1;
     const double vhat = v[i] / bc2;
-    param[i] -= static_cast<float>(s.lr * (mhat / (std::sqrt(vhat) + s.eps) +
-                                           s.weight_decay * static_cast<double>(param[i])));
+    param[i] -= static_cast<float>(
+        s.lr * (mhat / (std::sqrt(vhat) + s.eps) + s.weight_decay * static_cast<double>(param[i])));
   }
 }
 

@@ -27,15 +27,17 @@ struct ForwardScratch {
   float* Kt;    // [D, kBc]   key tile, transposed
   float* m;     // [kBr]      running row max
   float* l;     // [kBr]      running row sum
-  static size_t floats(int Dp) { return kBr * kBc + kBr * Dp + Dp * kBc + 2 * kBr; }
+  static constexpr size_t floats(int Dp) { return kBr * kBc + kBr * Dp + Dp * kBc + 2 * kBr; }
   ForwardScratch(float* base, int Dp)
       : S(base), Oacc(S + kBr * kBc), Kt(Oacc + kBr * Dp), m(Kt + Dp * kBc), l(m + kBr) {}
 };
 
+static_assert(ForwardScratch::floats(kMaxDp) <= kScratchFloats);
+
 // Online-softmax update of one query row for one key tile. Returns the factor
 // by which the row's O accumulator must be rescaled.
-float softmax_update_row(float* row, int kc, int visible, const uint8_t* pad, float scale,
-                         float* m, float* l) {
+float softmax_update_row(float* row, int kc, int visible, const uint8_t* pad, float scale, float* m,
+                         float* l) {
   const VF vs = set1(scale);
   VF mx = set1(-kInf);
   for (int j = 0; j < kc; j += kLanes) {
@@ -87,8 +89,7 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
         for (int d = 0; d < Dp; d += kLanes) store(o + d, mul(load(o + d), va));
       }
     }
-    tile_gemm(qc, D, kc, w.S, kBc, 1, row_ptr(V, p.v, b, h, j0), p.v.row_stride, w.Oacc, Dp,
-              true);
+    tile_gemm(qc, D, kc, w.S, kBc, 1, row_ptr(V, p.v, b, h, j0), p.v.row_stride, w.Oacc, Dp, true);
   }
 
   float* lse_t = lse + (static_cast<int64_t>(b) * p.heads + h) * p.Lq + i0;
@@ -123,7 +124,7 @@ void attention_forward(const AttnParams& p, const float* Q, const float* K, cons
     const int64_t rev = items - 1 - item;
     const int qt = static_cast<int>(rev % q_tiles);
     const int bh = static_cast<int>(rev / q_tiles);
-    ForwardScratch w(tls_attention_scratch.floats(ForwardScratch::floats(kMaxDp)), Dp);
+    ForwardScratch w(tls_attention_scratch.floats(kScratchFloats), Dp);
     forward_tile(p, Q, K, V, O, lse, bh / p.heads, bh % p.heads, qt * kBr, w);
   });
 }

@@ -19,15 +19,15 @@ using namespace simd;
 using namespace detail;
 
 struct BackwardScratch {
-  float* P;    // [kBr, kBc]  probabilities
-  float* dS;   // [kBr, kBc]  dP, then dS
-  float* Kt;   // [D, kBc]
-  float* Vt;   // [D, kBc]
-  float* acc;  // [max(kBr, kBc), Dp]  dQ (pass 2) or dK (pass 1)
-  float* acc2; // [kBc, Dp]  dV (pass 1)
-  float* Di;   // [kBr]
-  float* lse;  // [kBr]
-  static size_t floats(int Dp) {
+  float* P;     // [kBr, kBc]  probabilities
+  float* dS;    // [kBr, kBc]  dP, then dS
+  float* Kt;    // [D, kBc]
+  float* Vt;    // [D, kBc]
+  float* acc;   // [max(kBr, kBc), Dp]  dQ (pass 2) or dK (pass 1)
+  float* acc2;  // [kBc, Dp]  dV (pass 1)
+  float* Di;    // [kBr]
+  float* lse;   // [kBr]
+  static constexpr size_t floats(int Dp) {
     return 2 * kBr * kBc + 2 * Dp * kBc + 2 * std::max(kBr, kBc) * Dp + 2 * kBr;
   }
   BackwardScratch(float* base, int Dp)
@@ -67,8 +67,7 @@ void probs_and_dscores(const AttnParams& p, const float* Q, const float* dO, int
       p.key_padding ? p.key_padding + static_cast<int64_t>(b) * p.Lk + j0 : nullptr;
   tile_gemm(qc, kc, D, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, 1, w.Kt, kBc, w.P, kBc, false);
   recompute_probs(w.P, qc, kc, i0, j0, p.causal, pad, p.scale, w.lse);
-  tile_gemm(qc, kc, D, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, 1, w.Vt, kBc, w.dS, kBc,
-            false);
+  tile_gemm(qc, kc, D, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, 1, w.Vt, kBc, w.dS, kBc, false);
   const VF vs = set1(p.scale);
   for (int i = 0; i < qc; ++i) {
     const VF di = set1(w.Di[i]);
@@ -111,10 +110,8 @@ void dkdv_tile(const AttnParams& p, const float* Q, const float* K, const float*
     load_row_stats(p, O, lse, dO, b, h, i0, qc, w);
     probs_and_dscores(p, Q, dO, b, h, i0, qc, j0, kc, w);
     // dV_t += P^T dO_t ; dK_t += dS^T Q_t   (A is the transposed tile: a_rs = 1, a_cs = kBc)
-    tile_gemm(kc, D, qc, w.P, 1, kBc, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, w.acc2, Dp,
-              true);
-    tile_gemm(kc, D, qc, w.dS, 1, kBc, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, w.acc, Dp,
-              true);
+    tile_gemm(kc, D, qc, w.P, 1, kBc, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, w.acc2, Dp, true);
+    tile_gemm(kc, D, qc, w.dS, 1, kBc, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, w.acc, Dp, true);
   }
   add_rows(row_ptr(dK, p.k, b, h, j0), p.k.row_stride, w.acc, kc, D, Dp);
   add_rows(row_ptr(dV, p.v, b, h, j0), p.v.row_stride, w.acc2, kc, D, Dp);
@@ -147,7 +144,8 @@ void attention_backward(const AttnParams& p, const float* Q, const float* K, con
   const int Dp = padded_dim(p.head_dim);
   const int64_t bh = static_cast<int64_t>(p.batch) * p.heads;
   const int q_tiles = (p.Lq + kBr - 1) / kBr, k_tiles = (p.Lk + kBc - 1) / kBc;
-  const size_t scratch = BackwardScratch::floats(kMaxDp);
+  constexpr size_t scratch = kScratchFloats;
+  static_assert(BackwardScratch::floats(kMaxDp) <= kScratchFloats);
 
   // Pass 1: dK, dV. With causal masking, the first key tiles see the most queries.
   parallel_for_dynamic(bh * k_tiles, 8LL * kBc * p.Lq * p.head_dim, [&](int64_t item) {

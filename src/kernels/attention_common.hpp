@@ -14,12 +14,20 @@
 
 namespace attnfc::kernels::detail {
 
-constexpr int kBr = 64;        // queries per tile
-constexpr int kBc = 64;        // keys per tile (a multiple of 16: rows of S are whole vectors)
+constexpr int kBr = 64;  // queries per tile
+constexpr int kBc = 64;  // keys per tile (a multiple of 16: rows of S are whole vectors)
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxDp = (kMaxHeadDim + 15) / 16 * 16;
 
-inline int padded_dim(int D) { return (D + 15) / 16 * 16; }
+// Per-thread scratch of the backward (the larger user) at the widest head; the
+// forward needs less. Requesting this size every time means each thread
+// allocates exactly once.
+constexpr size_t kScratchFloats =
+    2 * kBr * kBc + 2 * kMaxDp * kBc + 2 * (kBr > kBc ? kBr : kBc) * kMaxDp + 2 * kBr;
+
+inline int padded_dim(int D) {
+  return (D + 15) / 16 * 16;
+}
 
 inline void check_params(const AttnParams& p, const char* who) {
   auto fail = [&](const std::string& what) {

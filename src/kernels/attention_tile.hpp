@@ -24,9 +24,9 @@ void tile_micro(int K, const float* A, int64_t a_rs, int64_t a_cs, const float* 
   for (int i = 0; i < M; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
-      acc[i][v] = kAccumulate ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : simd::kAll,
-                                                      C + i * ldc + 16 * v)
-                              : _mm512_setzero_ps();
+      acc[i][v] = kAccumulate
+                      ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : simd::kAll, C + i * ldc + 16 * v)
+                      : _mm512_setzero_ps();
   for (int k = 0; k < K; ++k) {
     __m512 b[NV];
     const float* bk = B + k * ldb;
@@ -48,8 +48,8 @@ void tile_micro(int K, const float* A, int64_t a_rs, int64_t a_cs, const float* 
       _mm512_mask_storeu_ps(C + i * ldc + 16 * v, v == NV - 1 ? last : simd::kAll, acc[i][v]);
 }
 
-using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, float*,
-                        int64_t, simd::Mask);
+using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t,
+                        simd::Mask);
 
 constexpr int kTileMr = 6;  // rows per register block
 constexpr int kTileNv = 4;  // 16-float vectors per register block

@@ -84,8 +84,8 @@ void backward_row(const float* dy, const float* x, const float* gamma, float mea
 }  // namespace
 
 // x, y: [rows, C]; mean, rstd: [rows]
-void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                       float* mean, float* rstd, int rows, int C, float eps) {
+void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                       float* rstd, int rows, int C, float eps) {
   if (rows <= 0 || C <= 0) return;
   detail::parallel_for(rows, 6 * static_cast<int64_t>(C), [&](int64_t r) {
     const float* xr = x + r * C;

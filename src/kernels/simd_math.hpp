@@ -46,27 +46,59 @@ constexpr Mask kAll = 0xFFFF;
 inline Mask tail_mask(int n) {
   return n >= kLanes ? Mask(0xFFFF) : static_cast<Mask>((1u << (n > 0 ? n : 0)) - 1u);
 }
-inline VF zero() { return {_mm512_setzero_ps()}; }
-inline VF set1(float a) { return {_mm512_set1_ps(a)}; }
-inline VF load(const float* p) { return {_mm512_loadu_ps(p)}; }
+inline VF zero() {
+  return {_mm512_setzero_ps()};
+}
+inline VF set1(float a) {
+  return {_mm512_set1_ps(a)};
+}
+inline VF load(const float* p) {
+  return {_mm512_loadu_ps(p)};
+}
 // Lanes outside m read nothing (no fault past the end) and hold `fill`.
 inline VF load(const float* p, Mask m, float fill = 0.0f) {
   return {_mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, p)};
 }
-inline void store(float* p, VF a) { _mm512_storeu_ps(p, a.v); }
-inline void store(float* p, VF a, Mask m) { _mm512_mask_storeu_ps(p, m, a.v); }
-inline VF add(VF a, VF b) { return {_mm512_add_ps(a.v, b.v)}; }
-inline VF sub(VF a, VF b) { return {_mm512_sub_ps(a.v, b.v)}; }
-inline VF mul(VF a, VF b) { return {_mm512_mul_ps(a.v, b.v)}; }
-inline VF div(VF a, VF b) { return {_mm512_div_ps(a.v, b.v)}; }
-inline VF fmadd(VF a, VF b, VF c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }   // a*b+c
-inline VF fnmadd(VF a, VF b, VF c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; } // c-a*b
-inline VF max(VF a, VF b) { return {_mm512_maskz_max_ps(kAll, a.v, b.v)}; }
-inline VF min(VF a, VF b) { return {_mm512_maskz_min_ps(kAll, a.v, b.v)}; }
-inline VF sqrt(VF a) { return {_mm512_maskz_sqrt_ps(kAll, a.v)}; }
+inline void store(float* p, VF a) {
+  _mm512_storeu_ps(p, a.v);
+}
+inline void store(float* p, VF a, Mask m) {
+  _mm512_mask_storeu_ps(p, m, a.v);
+}
+inline VF add(VF a, VF b) {
+  return {_mm512_add_ps(a.v, b.v)};
+}
+inline VF sub(VF a, VF b) {
+  return {_mm512_sub_ps(a.v, b.v)};
+}
+inline VF mul(VF a, VF b) {
+  return {_mm512_mul_ps(a.v, b.v)};
+}
+inline VF div(VF a, VF b) {
+  return {_mm512_div_ps(a.v, b.v)};
+}
+inline VF fmadd(VF a, VF b, VF c) {
+  return {_mm512_fmadd_ps(a.v, b.v, c.v)};
+}  // a*b+c
+inline VF fnmadd(VF a, VF b, VF c) {
+  return {_mm512_fnmadd_ps(a.v, b.v, c.v)};
+}  // c-a*b
+inline VF max(VF a, VF b) {
+  return {_mm512_maskz_max_ps(kAll, a.v, b.v)};
+}
+inline VF min(VF a, VF b) {
+  return {_mm512_maskz_min_ps(kAll, a.v, b.v)};
+}
+inline VF sqrt(VF a) {
+  return {_mm512_maskz_sqrt_ps(kAll, a.v)};
+}
 // Lanes where a < b; select(m, a, b) takes a where m is set, else b.
-inline Mask less(VF a, VF b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ); }
-inline VF select(Mask m, VF a, VF b) { return {_mm512_mask_blend_ps(m, b.v, a.v)}; }
+inline Mask less(VF a, VF b) {
+  return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ);
+}
+inline VF select(Mask m, VF a, VF b) {
+  return {_mm512_mask_blend_ps(m, b.v, a.v)};
+}
 // Butterfly reductions (fixed order): halves, quarters, pairs, neighbours.
 inline float reduce_add(VF a) {
   __m512 v = a.v;
@@ -101,7 +133,7 @@ inline VF exp(VF x) {
   const __m512 keep_zero_lanes = x.v;
   const __m512 xc = min(max(x, set1(kExpLo)), set1(kExpHi)).v;
   const __m512 n = _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), xc);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
   __m512 p = _mm512_set1_ps(kExpP0);
@@ -127,13 +159,19 @@ using Mask = uint32_t;
 inline Mask tail_mask(int n) {
   return n >= kLanes ? Mask(0xFFFF) : static_cast<Mask>((1u << (n > 0 ? n : 0)) - 1u);
 }
-#define ATTNFC_LANES(expr)                               \
-  VF r;                                                  \
-  for (int l = 0; l < kLanes; ++l) r.v[l] = (expr);      \
+#define ATTNFC_LANES(expr)                          \
+  VF r;                                             \
+  for (int l = 0; l < kLanes; ++l) r.v[l] = (expr); \
   return r
-inline VF zero() { ATTNFC_LANES(0.0f); }
-inline VF set1(float a) { ATTNFC_LANES(a); }
-inline VF load(const float* p) { ATTNFC_LANES(p[l]); }
+inline VF zero() {
+  ATTNFC_LANES(0.0f);
+}
+inline VF set1(float a) {
+  ATTNFC_LANES(a);
+}
+inline VF load(const float* p) {
+  ATTNFC_LANES(p[l]);
+}
 inline VF load(const float* p, Mask m, float fill = 0.0f) {
   VF r;
   for (int l = 0; l < kLanes; ++l) r.v[l] = (m >> l) & 1u ? p[l] : fill;
@@ -146,16 +184,36 @@ inline void store(float* p, VF a, Mask m) {
   for (int l = 0; l < kLanes; ++l)
     if ((m >> l) & 1u) p[l] = a.v[l];
 }
-inline VF add(VF a, VF b) { ATTNFC_LANES(a.v[l] + b.v[l]); }
-inline VF sub(VF a, VF b) { ATTNFC_LANES(a.v[l] - b.v[l]); }
-inline VF mul(VF a, VF b) { ATTNFC_LANES(a.v[l] * b.v[l]); }
-inline VF div(VF a, VF b) { ATTNFC_LANES(a.v[l] / b.v[l]); }
-inline VF fmadd(VF a, VF b, VF c) { ATTNFC_LANES(std::fma(a.v[l], b.v[l], c.v[l])); }
-inline VF fnmadd(VF a, VF b, VF c) { ATTNFC_LANES(std::fma(-a.v[l], b.v[l], c.v[l])); }
-inline VF max(VF a, VF b) { ATTNFC_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
-inline VF min(VF a, VF b) { ATTNFC_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
-inline VF sqrt(VF a) { ATTNFC_LANES(std::sqrt(a.v[l])); }
-inline VF select(Mask m, VF a, VF b) { ATTNFC_LANES((m >> l) & 1u ? a.v[l] : b.v[l]); }
+inline VF add(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] + b.v[l]);
+}
+inline VF sub(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] - b.v[l]);
+}
+inline VF mul(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] * b.v[l]);
+}
+inline VF div(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] / b.v[l]);
+}
+inline VF fmadd(VF a, VF b, VF c) {
+  ATTNFC_LANES(std::fma(a.v[l], b.v[l], c.v[l]));
+}
+inline VF fnmadd(VF a, VF b, VF c) {
+  ATTNFC_LANES(std::fma(-a.v[l], b.v[l], c.v[l]));
+}
+inline VF max(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]);
+}
+inline VF min(VF a, VF b) {
+  ATTNFC_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]);
+}
+inline VF sqrt(VF a) {
+  ATTNFC_LANES(std::sqrt(a.v[l]));
+}
+inline VF select(Mask m, VF a, VF b) {
+  ATTNFC_LANES((m >> l) & 1u ? a.v[l] : b.v[l]);
+}
 #undef ATTNFC_LANES
 inline Mask less(VF a, VF b) {
   Mask m = 0;

@@ -139,9 +139,13 @@ int default_threads() {
 }
 
 // n <= 0 restores the default.
-void set_threads(int n) { omp_set_num_threads(n > 0 ? n : default_threads()); }
+void set_threads(int n) {
+  omp_set_num_threads(n > 0 ? n : default_threads());
+}
 
-int current_threads() { return std::max(1, omp_get_max_threads()); }
+int current_threads() {
+  return std::max(1, omp_get_max_threads());
+}
 
 void enable_flush_to_zero() {
 #if defined(__SSE__)

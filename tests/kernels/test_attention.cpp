@@ -28,9 +28,9 @@ struct Case {
 
 std::string describe(const Case& c) {
   return "B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " Lq" + std::to_string(c.Lq) +
-         " Lk" + std::to_string(c.Lk) + " D" + std::to_string(c.D) +
-         (c.causal ? " causal" : "") + " pad" + std::to_string(static_cast<int>(c.pad)) +
-         " layout" + std::to_string(static_cast<int>(c.layout));
+         " Lk" + std::to_string(c.Lk) + " D" + std::to_string(c.D) + (c.causal ? " causal" : "") +
+         " pad" + std::to_string(static_cast<int>(c.pad)) + " layout" +
+         std::to_string(static_cast<int>(c.layout));
 }
 
 // Buffers and layouts of one case. With Layout::Packed, Q/K/V share one

@@ -93,8 +93,8 @@ TEST_CASE("layernorm backward agrees with central differences; a wrong backward 
   const auto w = test::randn(rows * C, 44);
   std::vector<float> y(x.size()), mean(rows), rstd(rows);
   auto loss = [&] {
-    layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
-                      rows, C, 1e-5f);
+    layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows,
+                      C, 1e-5f);
     return test::weighted_sum(y, w);
   };
   loss();
