@@ -74,8 +74,12 @@ struct Graph::Impl {
   bool backward_done = false;
 };
 
-Graph::Graph() : impl_(new Impl) { impl_->tape.reserve(256); }
-Graph::~Graph() { delete impl_; }
+Graph::Graph() : impl_(new Impl) {
+  impl_->tape.reserve(256);
+}
+Graph::~Graph() {
+  delete impl_;
+}
 
 void Graph::reset() {
   impl_->tape.clear();  // keeps capacity
@@ -110,14 +114,26 @@ void Graph::backward(const Tensor& loss) {
   }
 }
 
-size_t Graph::bytes_reserved() const { return impl_->arena.reserved(); }
-size_t Graph::nodes() const { return impl_->tape.size(); }
+size_t Graph::bytes_reserved() const {
+  return impl_->arena.reserved();
+}
+size_t Graph::nodes() const {
+  return impl_->tape.size();
+}
 
-GraphScope::GraphScope(Graph& g) : previous_(t_graph) { t_graph = &g; }
-GraphScope::~GraphScope() { t_graph = previous_; }
+GraphScope::GraphScope(Graph& g) : previous_(t_graph) {
+  t_graph = &g;
+}
+GraphScope::~GraphScope() {
+  t_graph = previous_;
+}
 
-NoGradScope::NoGradScope() : previous_(t_grad_enabled) { t_grad_enabled = false; }
-NoGradScope::~NoGradScope() { t_grad_enabled = previous_; }
+NoGradScope::NoGradScope() : previous_(t_grad_enabled) {
+  t_grad_enabled = false;
+}
+NoGradScope::~NoGradScope() {
+  t_grad_enabled = previous_;
+}
 
 Graph& current_graph() {
   if (!t_graph) {
@@ -127,12 +143,18 @@ Graph& current_graph() {
   }
   return *t_graph;
 }
-bool grad_enabled() { return t_grad_enabled; }
-bool graph_active() { return t_graph != nullptr; }
+bool grad_enabled() {
+  return t_grad_enabled;
+}
+bool graph_active() {
+  return t_graph != nullptr;
+}
 
 // --- engine.hpp ---
 
-void* arena_alloc(size_t bytes) { return current_graph().impl()->arena.alloc(bytes); }
+void* arena_alloc(size_t bytes) {
+  return current_graph().impl()->arena.alloc(bytes);
+}
 float* arena_floats(int64_t n) {
   return static_cast<float*>(arena_alloc(static_cast<size_t>(n) * sizeof(float)));
 }
@@ -180,8 +202,12 @@ void op_error(const char* op, const std::string& what) {
 
 // --- graph.hpp factories ---
 
-Tensor empty(const Shape& s) { return Tensor(s, contiguous_strides(s), arena_floats(s.numel()), nullptr, nullptr); }
-Tensor zeros(const Shape& s) { return Tensor(s, contiguous_strides(s), arena_zeros(s.numel()), nullptr, nullptr); }
+Tensor empty(const Shape& s) {
+  return Tensor(s, contiguous_strides(s), arena_floats(s.numel()), nullptr, nullptr);
+}
+Tensor zeros(const Shape& s) {
+  return Tensor(s, contiguous_strides(s), arena_zeros(s.numel()), nullptr, nullptr);
+}
 Tensor full(const Shape& s, float value) {
   Tensor t = empty(s);
   std::fill(t.data(), t.data() + s.numel(), value);

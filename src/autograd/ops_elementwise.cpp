@@ -32,7 +32,9 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
 }
 
 // Strides of t viewed as the broadcast shape `out` (left-padded to 4 dims).
-Dims4 bstrides(const Tensor& t) { return detail::pad_strides(t.shape(), t.strides()); }
+Dims4 bstrides(const Tensor& t) {
+  return detail::pad_strides(t.shape(), t.strides());
+}
 
 bool has_reduction(const Tensor& t, const Dims4& out_dims) {
   const Dims4 st = bstrides(t), td = detail::pad_dims(t.shape());
@@ -105,10 +107,18 @@ Tensor binary(const Tensor& a, const Tensor& b, BinOp op, const char* name) {
     // The common case (residual adds): flat loops the compiler vectorises.
     const int64_t n = s.numel();
     switch (op) {
-      case BinOp::Add: detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] + bd[i]; }); break;
-      case BinOp::Sub: detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] - bd[i]; }); break;
-      case BinOp::Mul: detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] * bd[i]; }); break;
-      case BinOp::Div: detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] / bd[i]; }); break;
+      case BinOp::Add:
+        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] + bd[i]; });
+        break;
+      case BinOp::Sub:
+        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] - bd[i]; });
+        break;
+      case BinOp::Mul:
+        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] * bd[i]; });
+        break;
+      case BinOp::Div:
+        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] / bd[i]; });
+        break;
     }
   } else {
     const Dims4 d = detail::pad_dims(s), as = bstrides(a), bs = bstrides(b);
@@ -117,10 +127,18 @@ Tensor binary(const Tensor& a, const Tensor& b, BinOp op, const char* name) {
       const float u = ad[detail::offset4(as, i, j, k, l)], v = bd[detail::offset4(bs, i, j, k, l)];
       float r = 0.0f;
       switch (op) {
-        case BinOp::Add: r = u + v; break;
-        case BinOp::Sub: r = u - v; break;
-        case BinOp::Mul: r = u * v; break;
-        case BinOp::Div: r = u / v; break;
+        case BinOp::Add:
+          r = u + v;
+          break;
+        case BinOp::Sub:
+          r = u - v;
+          break;
+        case BinOp::Mul:
+          r = u * v;
+          break;
+        case BinOp::Div:
+          r = u / v;
+          break;
       }
       yd[detail::offset4(ys, i, j, k, l)] = r;
     });
@@ -144,21 +162,33 @@ void unary_backward(const TensorNode& n) {
   float* dx = x.grad();
   const float s = n.farg[0];
   switch (static_cast<UnOp>(n.iarg[0])) {
-    case UnOp::Scale: detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * s; }); break;
-    case UnOp::AddScalar: detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i]; }); break;
+    case UnOp::Scale:
+      detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * s; });
+      break;
+    case UnOp::AddScalar:
+      detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i]; });
+      break;
     case UnOp::Relu:
       detail::flat_loop(cnt, [&](int64_t i) { dx[i] += xd[i] > 0.0f ? dy[i] : 0.0f; });
       break;
     case UnOp::Tanh:
       detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * (1.0f - yd[i] * yd[i]); });
       break;
-    case UnOp::Exp: detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * yd[i]; }); break;
-    case UnOp::Log: detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] / xd[i]; }); break;
+    case UnOp::Exp:
+      detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * yd[i]; });
+      break;
+    case UnOp::Log:
+      detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] / xd[i]; });
+      break;
     case UnOp::Sqrt:
       detail::flat_loop(cnt, [&](int64_t i) { dx[i] += dy[i] * 0.5f / yd[i]; });
       break;
-    case UnOp::GeluTanh: kernels::gelu_backward(xd, dy, dx, cnt, true); break;
-    case UnOp::GeluErf: kernels::gelu_backward(xd, dy, dx, cnt, false); break;
+    case UnOp::GeluTanh:
+      kernels::gelu_backward(xd, dy, dx, cnt, true);
+      break;
+    case UnOp::GeluErf:
+      kernels::gelu_backward(xd, dy, dx, cnt, false);
+      break;
   }
 }
 
@@ -170,17 +200,33 @@ Tensor unary(const Tensor& x_in, UnOp op, float s, const char* name) {
   const float* xd = x.data();
   float* yd = y.data();
   switch (op) {
-    case UnOp::Scale: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = xd[i] * s; }); break;
-    case UnOp::AddScalar: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = xd[i] + s; }); break;
+    case UnOp::Scale:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = xd[i] * s; });
+      break;
+    case UnOp::AddScalar:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = xd[i] + s; });
+      break;
     case UnOp::Relu:
       detail::flat_loop(cnt, [&](int64_t i) { yd[i] = xd[i] > 0.0f ? xd[i] : 0.0f; });
       break;
-    case UnOp::Tanh: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::tanh(xd[i]); }); break;
-    case UnOp::Exp: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::exp(xd[i]); }); break;
-    case UnOp::Log: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::log(xd[i]); }); break;
-    case UnOp::Sqrt: detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::sqrt(xd[i]); }); break;
-    case UnOp::GeluTanh: kernels::gelu_forward(xd, yd, cnt, true); break;
-    case UnOp::GeluErf: kernels::gelu_forward(xd, yd, cnt, false); break;
+    case UnOp::Tanh:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::tanh(xd[i]); });
+      break;
+    case UnOp::Exp:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::exp(xd[i]); });
+      break;
+    case UnOp::Log:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::log(xd[i]); });
+      break;
+    case UnOp::Sqrt:
+      detail::flat_loop(cnt, [&](int64_t i) { yd[i] = std::sqrt(xd[i]); });
+      break;
+    case UnOp::GeluTanh:
+      kernels::gelu_forward(xd, yd, cnt, true);
+      break;
+    case UnOp::GeluErf:
+      kernels::gelu_forward(xd, yd, cnt, false);
+      break;
   }
   if (node) {
     node->in[0] = x;
@@ -205,20 +251,42 @@ void dropout_backward(const TensorNode& n) {
 }
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return binary(a, b, BinOp::Add, "add"); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary(a, b, BinOp::Sub, "sub"); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(a, b, BinOp::Mul, "mul"); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary(a, b, BinOp::Div, "div"); }
-Tensor scale(const Tensor& x, float s) { return unary(x, UnOp::Scale, s, "scale"); }
-Tensor add_scalar(const Tensor& x, float s) { return unary(x, UnOp::AddScalar, s, "add_scalar"); }
-Tensor relu(const Tensor& x) { return unary(x, UnOp::Relu, 0.0f, "relu"); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return binary(a, b, BinOp::Add, "add");
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return binary(a, b, BinOp::Sub, "sub");
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return binary(a, b, BinOp::Mul, "mul");
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return binary(a, b, BinOp::Div, "div");
+}
+Tensor scale(const Tensor& x, float s) {
+  return unary(x, UnOp::Scale, s, "scale");
+}
+Tensor add_scalar(const Tensor& x, float s) {
+  return unary(x, UnOp::AddScalar, s, "add_scalar");
+}
+Tensor relu(const Tensor& x) {
+  return unary(x, UnOp::Relu, 0.0f, "relu");
+}
 Tensor gelu(const Tensor& x, bool tanh_approx) {
   return unary(x, tanh_approx ? UnOp::GeluTanh : UnOp::GeluErf, 0.0f, "gelu");
 }
-Tensor tanh(const Tensor& x) { return unary(x, UnOp::Tanh, 0.0f, "tanh"); }
-Tensor exp(const Tensor& x) { return unary(x, UnOp::Exp, 0.0f, "exp"); }
-Tensor log(const Tensor& x) { return unary(x, UnOp::Log, 0.0f, "log"); }
-Tensor sqrt(const Tensor& x) { return unary(x, UnOp::Sqrt, 0.0f, "sqrt"); }
+Tensor tanh(const Tensor& x) {
+  return unary(x, UnOp::Tanh, 0.0f, "tanh");
+}
+Tensor exp(const Tensor& x) {
+  return unary(x, UnOp::Exp, 0.0f, "exp");
+}
+Tensor log(const Tensor& x) {
+  return unary(x, UnOp::Log, 0.0f, "log");
+}
+Tensor sqrt(const Tensor& x) {
+  return unary(x, UnOp::Sqrt, 0.0f, "sqrt");
+}
 
 Tensor dropout(const Tensor& x_in, float p, uint64_t seed, bool training) {
   if (!(p >= 0.0f && p <= 1.0f)) {

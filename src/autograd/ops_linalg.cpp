@@ -78,8 +78,8 @@ void linear_backward(const TensorNode& n) {
   }
   // W as stored: [out, in] row-major (w_is_wt = false) or W^T [in, out] row-major.
   if (x.requires_grad()) {
-    kernels::gemm(false, w_is_wt, M, in_f, out_f, 1.0f, dZ, out_f, W.data(), ldw, 1.0f,
-                  x.grad(), ldx);
+    kernels::gemm(false, w_is_wt, M, in_f, out_f, 1.0f, dZ, out_f, W.data(), ldw, 1.0f, x.grad(),
+                  ldx);
   }
   if (W.requires_grad()) {
     if (!w_is_wt) {
@@ -158,7 +158,8 @@ void matmul_backward(const TensorNode& n) {
 }  // namespace
 
 Tensor linear(const Tensor& x_in, const Tensor& W_in, const Tensor& b_in, kernels::Activation act) {
-  if (W_in.ndim() != 2) op_error("linear", "weight must be 2-d [out, in], got " + W_in.shape().str());
+  if (W_in.ndim() != 2)
+    op_error("linear", "weight must be 2-d [out, in], got " + W_in.shape().str());
   const int64_t out_f = W_in.size(0), in_f = W_in.size(1);
   if (x_in.ndim() < 1 || x_in.size(-1) != in_f) {
     op_error("linear", "input " + x_in.shape().str() + " does not end in in_features = " +
@@ -174,8 +175,7 @@ Tensor linear(const Tensor& x_in, const Tensor& W_in, const Tensor& b_in, kernel
     MatrixLayout l = matrix_layout(x.size(-2), in_f, x.stride(-2), x.stride(-1));
     const bool rows_collapse =
         l.ok && !l.trans && batch_collapsible(x, &batch_stride) &&
-        (x.ndim() == 2 || x.numel() == 0 || batch_stride == 0 ||
-         batch_stride == x.size(-2) * l.ld);
+        (x.ndim() == 2 || x.numel() == 0 || batch_stride == 0 || batch_stride == x.size(-2) * l.ld);
     if (!rows_collapse) x = x.contiguous();
   } else if (x.stride(0) != 1 && in_f > 1) {
     x = x.contiguous();
@@ -232,8 +232,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta_user, bool tb_user
   const int nd = a_in.ndim();
   for (int d = 0; d < nd - 2; ++d) {
     if (a_in.size(d) != b_in.size(d)) {
-      op_error("matmul", "leading dims differ: " + a_in.shape().str() + " vs " +
-                             b_in.shape().str());
+      op_error("matmul",
+               "leading dims differ: " + a_in.shape().str() + " vs " + b_in.shape().str());
     }
   }
   const int64_t M = ta_user ? a_in.size(-1) : a_in.size(-2);
@@ -241,8 +241,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta_user, bool tb_user
   const int64_t Kb = tb_user ? b_in.size(-1) : b_in.size(-2);
   const int64_t N = tb_user ? b_in.size(-2) : b_in.size(-1);
   if (K != Kb) {
-    op_error("matmul", "inner dims differ: " + a_in.shape().str() + (ta_user ? "^T" : "") +
-                           " . " + b_in.shape().str() + (tb_user ? "^T" : ""));
+    op_error("matmul", "inner dims differ: " + a_in.shape().str() + (ta_user ? "^T" : "") + " . " +
+                           b_in.shape().str() + (tb_user ? "^T" : ""));
   }
   if (K >= (int64_t{1} << 24)) op_error("matmul", "inner dimension too large");
   // Physical layouts: the user's transpose flag composes with the storage order.
@@ -268,11 +268,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta_user, bool tb_user
   Tensor c = make_output(cs, "matmul", matmul_backward, {&A, &B}, &node);
   const int batch = checked_int(cs.numel() / std::max<int64_t>(M * N, 1), "matmul");
   if (cs.numel() > 0) {
-    kernels::gemm_strided_batched(la.trans, lb.trans, checked_int(M, "matmul"),
-                                  checked_int(N, "matmul"), checked_int(K, "matmul"), 1.0f,
-                                  A.data(), checked_int(la.ld, "matmul"), sa, B.data(),
-                                  checked_int(lb.ld, "matmul"), sb, 0.0f, c.data(),
-                                  static_cast<int>(N), M * N, batch);
+    kernels::gemm_strided_batched(
+        la.trans, lb.trans, checked_int(M, "matmul"), checked_int(N, "matmul"),
+        checked_int(K, "matmul"), 1.0f, A.data(), checked_int(la.ld, "matmul"), sa, B.data(),
+        checked_int(lb.ld, "matmul"), sb, 0.0f, c.data(), static_cast<int>(N), M * N, batch);
   }
   if (node) {
     node->in[0] = A;

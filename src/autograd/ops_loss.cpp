@@ -18,20 +18,28 @@ enum class Loss : int { Mse, Mae, Huber, Quantile };
 // f(d) and f'(d) for d = pred - target. a = delta (Huber) or q (quantile).
 inline double loss_value(Loss kind, double d, double a) {
   switch (kind) {
-    case Loss::Mse: return d * d;
-    case Loss::Mae: return std::fabs(d);
-    case Loss::Huber: return std::fabs(d) <= a ? 0.5 * d * d : a * (std::fabs(d) - 0.5 * a);
-    case Loss::Quantile: return d >= 0.0 ? (1.0 - a) * d : -a * d;  // pinball on -(y - pred)
+    case Loss::Mse:
+      return d * d;
+    case Loss::Mae:
+      return std::fabs(d);
+    case Loss::Huber:
+      return std::fabs(d) <= a ? 0.5 * d * d : a * (std::fabs(d) - 0.5 * a);
+    case Loss::Quantile:
+      return d >= 0.0 ? (1.0 - a) * d : -a * d;  // pinball on -(y - pred)
   }
   return 0.0;
 }
 
 inline double loss_slope(Loss kind, double d, double a) {
   switch (kind) {
-    case Loss::Mse: return 2.0 * d;
-    case Loss::Mae: return d > 0.0 ? 1.0 : (d < 0.0 ? -1.0 : 0.0);
-    case Loss::Huber: return std::fabs(d) <= a ? d : (d > 0.0 ? a : -a);
-    case Loss::Quantile: return d > 0.0 ? 1.0 - a : (d < 0.0 ? -a : 0.0);
+    case Loss::Mse:
+      return 2.0 * d;
+    case Loss::Mae:
+      return d > 0.0 ? 1.0 : (d < 0.0 ? -1.0 : 0.0);
+    case Loss::Huber:
+      return std::fabs(d) <= a ? d : (d > 0.0 ? a : -a);
+    case Loss::Quantile:
+      return d > 0.0 ? 1.0 - a : (d < 0.0 ? -a : 0.0);
   }
   return 0.0;
 }

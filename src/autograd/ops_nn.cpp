@@ -46,8 +46,8 @@ void layernorm_backward(const TensorNode& n) {
   float* dx = x.requires_grad() ? x.grad() : arena_zeros(x.numel());
   kernels::layernorm_backward(n.out.grad(), x.data(), gamma.data(), n.saved[0], n.saved[1], dx,
                               gamma.requires_grad() ? gamma.grad() : nullptr,
-                              beta.defined() && beta.requires_grad() ? beta.grad() : nullptr,
-                              rows, C);
+                              beta.defined() && beta.requires_grad() ? beta.grad() : nullptr, rows,
+                              C);
 }
 
 // ---------------------------------------------------------------- attention
@@ -63,8 +63,8 @@ int64_t extent_of(const Tensor& t) {
 }
 
 // iarg: 0 causal; farg: 0 scale; saved[0]: lse [B, H, Lq]; aux: arena copy of key_padding.
-kernels::AttnParams attn_params(const Tensor& q, const Tensor& k, const Tensor& v,
-                                const Tensor& o, float scale, bool causal, const uint8_t* pad) {
+kernels::AttnParams attn_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+                                float scale, bool causal, const uint8_t* pad) {
   kernels::AttnParams p;
   p.batch = static_cast<int>(q.size(0));
   p.heads = static_cast<int>(q.size(1));
@@ -83,8 +83,8 @@ kernels::AttnParams attn_params(const Tensor& q, const Tensor& k, const Tensor& 
 
 void attention_backward(const TensorNode& n) {
   const Tensor &q = n.in[0], &k = n.in[1], &v = n.in[2];
-  const kernels::AttnParams p = attn_params(q, k, v, n.out, n.farg[0], n.iarg[0] != 0,
-                                            static_cast<const uint8_t*>(n.aux));
+  const kernels::AttnParams p =
+      attn_params(q, k, v, n.out, n.farg[0], n.iarg[0] != 0, static_cast<const uint8_t*>(n.aux));
   float* dq = q.requires_grad() ? q.grad() : arena_zeros(extent_of(q));
   float* dk = k.requires_grad() ? k.grad() : arena_zeros(extent_of(k));
   float* dv = v.requires_grad() ? v.grad() : arena_zeros(extent_of(v));
@@ -100,8 +100,8 @@ Tensor softmax(const Tensor& x, const Tensor& additive_mask) {
   // -inf entries give y = 0, and the softmax backward then yields exactly 0 there.
   const Tensor z = add(x, additive_mask);
   if (!(z.shape() == x.shape())) {
-    op_error("softmax", "mask " + additive_mask.shape().str() + " must broadcast to " +
-                            x.shape().str());
+    op_error("softmax",
+             "mask " + additive_mask.shape().str() + " must broadcast to " + x.shape().str());
   }
   return softmax_rows(z, {}, "softmax");
 }
@@ -114,14 +114,14 @@ Tensor softmax_bool_mask(const Tensor& x_in, const uint8_t* mask, const Shape& m
   if (!mask) return softmax_rows(x_in, {}, "softmax_bool_mask");
   // Check broadcastability of the mask against x.
   if (mask_shape.ndim > x_in.ndim()) {
-    op_error("softmax_bool_mask", "mask " + mask_shape.str() + " has more dims than " +
-                                      x_in.shape().str());
+    op_error("softmax_bool_mask",
+             "mask " + mask_shape.str() + " has more dims than " + x_in.shape().str());
   }
   for (int i = 0; i < mask_shape.ndim; ++i) {
     const int64_t m = mask_shape.dims[i], d = x_in.size(x_in.ndim() - mask_shape.ndim + i);
     if (m != 1 && m != d) {
-      op_error("softmax_bool_mask", "mask " + mask_shape.str() + " does not broadcast to " +
-                                        x_in.shape().str());
+      op_error("softmax_bool_mask",
+               "mask " + mask_shape.str() + " does not broadcast to " + x_in.shape().str());
     }
   }
   // Masked logits (-inf where mask != 0) in a contiguous buffer, then a row softmax.
@@ -149,12 +149,11 @@ Tensor layernorm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_
   if (x_in.ndim() < 1) op_error("layernorm", "needs at least one dimension");
   const int64_t C = x_in.size(-1);
   if (!gamma_in.defined() || gamma_in.ndim() != 1 || gamma_in.size(0) != C) {
-    op_error("layernorm", "gamma must be [" + std::to_string(C) + "] for input " +
-                              x_in.shape().str());
+    op_error("layernorm",
+             "gamma must be [" + std::to_string(C) + "] for input " + x_in.shape().str());
   }
   if (beta_in.defined() && (beta_in.ndim() != 1 || beta_in.size(0) != C)) {
-    op_error("layernorm", "beta must be [" + std::to_string(C) + "], got " +
-                              beta_in.shape().str());
+    op_error("layernorm", "beta must be [" + std::to_string(C) + "], got " + beta_in.shape().str());
   }
   const Tensor x = x_in.contiguous();
   const Tensor gamma = gamma_in.contiguous();
@@ -191,7 +190,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   }
   if (D < 1 || D > 256) op_error(name, "head dim must be in [1, 256], got " + std::to_string(D));
   // The kernel reads rows through strides; only the head dim must be unit-stride.
-  auto unit_d = [](const Tensor& t) { return t.size(3) == 1 || t.stride(3) == 1 ? t : t.contiguous(); };
+  auto unit_d = [](const Tensor& t) {
+    return t.size(3) == 1 || t.stride(3) == 1 ? t : t.contiguous();
+  };
   const Tensor q = unit_d(q_in), k = unit_d(k_in), v = unit_d(v_in);
   TensorNode* node;
   Tensor o = make_output(q.shape(), name, attention_backward, {&q, &k, &v}, &node);

@@ -140,12 +140,18 @@ void concat_backward(const TensorNode& n) {
 }
 }  // namespace
 
-Tensor sum(const Tensor& x, int dim, bool keepdim) { return reduce(x, dim, keepdim, false, "sum"); }
+Tensor sum(const Tensor& x, int dim, bool keepdim) {
+  return reduce(x, dim, keepdim, false, "sum");
+}
 Tensor mean(const Tensor& x, int dim, bool keepdim) {
   return reduce(x, dim, keepdim, true, "mean");
 }
-Tensor sum_all(const Tensor& x) { return reduce_all(x, false, "sum_all"); }
-Tensor mean_all(const Tensor& x) { return reduce_all(x, true, "mean_all"); }
+Tensor sum_all(const Tensor& x) {
+  return reduce_all(x, false, "sum_all");
+}
+Tensor mean_all(const Tensor& x) {
+  return reduce_all(x, true, "mean_all");
+}
 
 Tensor concat(std::span<const Tensor> parts, int dim_in) {
   if (parts.empty()) op_error("concat", "needs at least one tensor");

@@ -75,7 +75,9 @@ class StateReader {
 // ---------------------------------------------------------------- SGD
 // PyTorch's SGD: g' = g + wd * p;  v = momentum * v + g';  p -= lr * v  (v = g' when momentum 0)
 SGD::SGD(ParameterSet& params, float momentum, float weight_decay)
-    : params_(params), momentum_(momentum), weight_decay_(weight_decay),
+    : params_(params),
+      momentum_(momentum),
+      weight_decay_(weight_decay),
       velocity_(zeros_like(params)) {}
 
 void SGD::step(float lr) {
@@ -122,8 +124,14 @@ void SGD::load_state(const std::vector<StateTensor>& state) {
 // ---------------------------------------------------------------- Adam / AdamW
 AdamW::AdamW(ParameterSet& params, float beta1, float beta2, float eps, float weight_decay,
              bool decoupled)
-    : params_(params), beta1_(beta1), beta2_(beta2), eps_(eps), weight_decay_(weight_decay),
-      decoupled_(decoupled), m_(zeros_like(params)), v_(zeros_like(params)) {}
+    : params_(params),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay),
+      decoupled_(decoupled),
+      m_(zeros_like(params)),
+      v_(zeros_like(params)) {}
 
 void AdamW::step(float lr) {
   cover_new_params(params_, m_);
@@ -135,9 +143,9 @@ void AdamW::step(float lr) {
     const float* g = all[k].tensor.grad();
     const int64_t n = all[k].tensor.numel();
     if (decoupled_ || weight_decay_ == 0.0f) {
-      kernels::adamw_update(p, g, m_[k].data(), v_[k].data(), n,
-                            kernels::AdamWStep{lr, beta1_, beta2_, eps_,
-                                               decoupled_ ? weight_decay_ : 0.0f, steps_});
+      kernels::adamw_update(
+          p, g, m_[k].data(), v_[k].data(), n,
+          kernels::AdamWStep{lr, beta1_, beta2_, eps_, decoupled_ ? weight_decay_ : 0.0f, steps_});
       continue;
     }
     // Adam with L2 regularisation: the decay joins the gradient before the moments.
@@ -196,7 +204,8 @@ float clip_grad_norm(ParameterSet& params, float max_norm) {
       for (int j = 0; j < 8; ++j) part[j] += static_cast<double>(g[i + j]) * g[i + j];
     }
     for (; i < n; ++i) part[0] += static_cast<double>(g[i]) * g[i];
-    total += ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    total +=
+        ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   }
   const double norm = std::sqrt(total);
   if (!std::isfinite(norm)) return static_cast<float>(norm);

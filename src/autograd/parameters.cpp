@@ -72,9 +72,8 @@ void init_uniform(const Tensor& t, float bound, uint64_t seed) {
 }
 
 void init_normal(const Tensor& t, float std, uint64_t seed) {
-  fill_logical(t, [&](int64_t i) {
-    return std * kernels::random_normal(seed, static_cast<uint64_t>(i));
-  });
+  fill_logical(
+      t, [&](int64_t i) { return std * kernels::random_normal(seed, static_cast<uint64_t>(i)); });
 }
 
 void init_constant(const Tensor& t, float value) {

@@ -112,8 +112,8 @@ Tensor make_view(const Tensor& base, const char* op, const Shape& s,
 int norm_dim(int d, int ndim, const char* op) {
   const int r = d < 0 ? d + ndim : d;
   if (r < 0 || r >= ndim) {
-    op_error(op, "dim " + std::to_string(d) + " out of range for " + std::to_string(ndim) +
-                     "-d tensor");
+    op_error(
+        op, "dim " + std::to_string(d) + " out of range for " + std::to_string(ndim) + "-d tensor");
   }
   return r;
 }
@@ -132,8 +132,8 @@ Tensor Tensor::reshape(Shape s) const {
                             " elements) to " + s.str());
   }
   if (!is_contiguous()) {
-    op_error("reshape", "tensor of shape " + shape_.str() +
-                            " is not contiguous; call contiguous() first");
+    op_error("reshape",
+             "tensor of shape " + shape_.str() + " is not contiguous; call contiguous() first");
   }
   return make_view(*this, "reshape", s, contiguous_strides(s), 0);
 }
@@ -150,8 +150,8 @@ Tensor Tensor::transpose(int a, int b) const {
 
 Tensor Tensor::permute(std::initializer_list<int> order) const {
   if (static_cast<int>(order.size()) != ndim()) {
-    op_error("permute", "order has " + std::to_string(order.size()) + " entries for shape " +
-                            shape_.str());
+    op_error("permute",
+             "order has " + std::to_string(order.size()) + " entries for shape " + shape_.str());
   }
   Shape s = shape_;
   std::array<int64_t, kMaxDims> st{};

@@ -58,7 +58,8 @@ RunResult train(int threads, int steps) {
     const Tensor y = ag::from_data({B, L, 1}, ys.data());
     ps.zero_grad();
     // Attention: q, k, v are strided views of one packed projection (no copies).
-    const Tensor qkv = ag::linear(ag::layernorm(x, ln_g, ln_b), w_qkv, b_qkv).reshape({B, L, 3 * H, D / H});
+    const Tensor qkv =
+        ag::linear(ag::layernorm(x, ln_g, ln_b), w_qkv, b_qkv).reshape({B, L, 3 * H, D / H});
     auto part = [&](int i) { return qkv.slice(2, i * H, (i + 1) * H).permute({0, 2, 1, 3}); };
     ag::SdpaOptions so;
     so.causal = true;
@@ -89,7 +90,8 @@ TEST_CASE("training is bit-identical at 1 and 2 threads") {
   const RunResult again = train(2, 4);
   REQUIRE(one.params.size() == two.params.size());
   CHECK(std::memcmp(one.params.data(), two.params.data(), one.params.size() * sizeof(float)) == 0);
-  CHECK(std::memcmp(two.params.data(), again.params.data(), two.params.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(two.params.data(), again.params.data(), two.params.size() * sizeof(float)) ==
+        0);
   CHECK(one.losses == two.losses);
   // The run did train: the loss moved.
   CHECK(one.losses.back() != one.losses.front());

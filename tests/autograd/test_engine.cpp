@@ -92,7 +92,8 @@ TEST_CASE("fan-out accumulates, views route gradients into strided elements") {
   ag::Graph g;
   ag::GraphScope scope(g);
   // L = sum(w * w) + sum(w^T[:, 1])  ->  dL/dw = 2 w + [0 0 0; 1 1 1]
-  const Tensor loss = ag::add(ag::sum_all(ag::mul(w, w)), ag::sum_all(w.transpose(0, 1).slice(1, 1, 2)));
+  const Tensor loss =
+      ag::add(ag::sum_all(ag::mul(w, w)), ag::sum_all(w.transpose(0, 1).slice(1, 1, 2)));
   g.backward(loss);
   for (int i = 0; i < 6; ++i) {
     CHECK(w.grad()[i] == doctest::Approx(2.0 * (i + 1) + (i >= 3 ? 1.0 : 0.0)));
@@ -125,7 +126,7 @@ TEST_CASE("NoGradScope records nothing; tensors without grads stay without") {
   CHECK(y.requires_grad());
   CHECK(y.grad()[0] == 0.0f);  // gradients start at zero
   CHECK(g.nodes() == 1);
-  CHECK_THROWS_AS(g.backward(y), std::invalid_argument);  // not a scalar
+  CHECK_THROWS_AS(g.backward(y), std::invalid_argument);               // not a scalar
   CHECK_THROWS_AS(g.backward(ag::sum_all(x)), std::invalid_argument);  // no grad
 }
 

@@ -32,8 +32,8 @@ Tensor product(const Tensor& A, const Tensor& B, int variant) {
   Tensor C = ag::make_output(ag::Shape{A.size(0), B.size(1)}, "test_product", product_backward,
                              {&A, &B}, &node);
   kernels::gemm(false, false, static_cast<int>(A.size(0)), static_cast<int>(B.size(1)),
-                static_cast<int>(A.size(1)), 1.0f, A.data(), static_cast<int>(A.size(1)),
-                B.data(), static_cast<int>(B.size(1)), 0.0f, C.data(), static_cast<int>(B.size(1)));
+                static_cast<int>(A.size(1)), 1.0f, A.data(), static_cast<int>(A.size(1)), B.data(),
+                static_cast<int>(B.size(1)), 0.0f, C.data(), static_cast<int>(B.size(1)));
   if (node) {
     node->in[0] = A;
     node->in[1] = B;

@@ -69,15 +69,17 @@ TEST_CASE("gradcheck: layernorm with and without beta, on a permuted input") {
   const Tensor g7 = leaf(ps, {7}, 0.5f, 1.5f, 74);
   CHECK_GRADS((std::vector<Tensor>{x, g, b}), [&] { return ag::layernorm(x, g, b); });
   CHECK_GRADS((std::vector<Tensor>{x, g}), [&] { return ag::layernorm(x, g, Tensor{}); });
-  CHECK_GRADS((std::vector<Tensor>{xp, g7}),
-              [&] { return ag::layernorm(xp.permute({2, 1, 0}), g7, Tensor{}, 1e-3f); });
+  CHECK_GRADS((std::vector<Tensor>{xp, g7}), [&] {
+    return ag::layernorm(xp.permute({2, 1, 0}), g7, Tensor{}, 1e-3f);
+  });
 }
 
 TEST_CASE("gradcheck: dropout is a fixed linear mask per seed") {
   ag::ParameterSet ps;
   const Tensor x = leaf(ps, {7, 33}, -1, 1, 80);
   CHECK_GRADS((std::vector<Tensor>{x}), [&] { return ag::dropout(x, 0.3f, 99, true); });
-  CHECK_GRADS((std::vector<Tensor>{x}), [&] { return ag::dropout(x.transpose(0, 1), 0.5f, 7, true); });
+  CHECK_GRADS((std::vector<Tensor>{x}),
+              [&] { return ag::dropout(x.transpose(0, 1), 0.5f, 7, true); });
 }
 
 TEST_CASE("gradcheck: fused attention, causal and padded, from a packed projection") {
@@ -123,8 +125,10 @@ TEST_CASE("gradcheck: losses with and without masks") {
   for (bool masked : {false, true}) {
     CAPTURE(masked);
     auto m = [&] { return masked ? ag::from_data({3, 7}, mask.data()) : Tensor{}; };
-    CHECK_GRADS((std::vector<Tensor>{pred, target}), [&] { return ag::mse_loss(pred, target, m()); });
-    CHECK_GRADS((std::vector<Tensor>{pred, target}), [&] { return ag::mae_loss(pred, target, m()); });
+    CHECK_GRADS((std::vector<Tensor>{pred, target}),
+                [&] { return ag::mse_loss(pred, target, m()); });
+    CHECK_GRADS((std::vector<Tensor>{pred, target}),
+                [&] { return ag::mae_loss(pred, target, m()); });
     CHECK_GRADS((std::vector<Tensor>{pred, target}),
                 [&] { return ag::huber_loss(pred, target, 0.7f, m()); });
     CHECK_GRADS((std::vector<Tensor>{pred, target}),

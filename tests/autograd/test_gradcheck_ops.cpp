@@ -15,12 +15,12 @@ using ag::Tensor;
 using test::grad_check;
 using test::leaf;
 
-#define CHECK_GRADS(leaves, ...)                                    \
-  do {                                                              \
+#define CHECK_GRADS(leaves, ...)                                        \
+  do {                                                                  \
     const test::GradCheckReport rep_ = grad_check(leaves, __VA_ARGS__); \
-    INFO(rep_.worst, " (worst ratio ", rep_.worst_ratio, ")");     \
-    CHECK(rep_.checked > 0);                                       \
-    CHECK(rep_.ok);                                                \
+    INFO(rep_.worst, " (worst ratio ", rep_.worst_ratio, ")");          \
+    CHECK(rep_.checked > 0);                                            \
+    CHECK(rep_.ok);                                                     \
   } while (0)
 
 TEST_CASE("gradcheck: linear with bias, 3-d input, fused activations") {
@@ -64,8 +64,9 @@ TEST_CASE("gradcheck: linear on views (transposed weight, sliced and permuted in
   CHECK_GRADS((std::vector<Tensor>{xb, Wt}),
               [&] { return ag::linear(xb.slice(1, 2, 6), Wt.transpose(0, 1)); });
   // Permuted input: not row-strided, the op copies it on the tape.
-  CHECK_GRADS((std::vector<Tensor>{xp, Wt}),
-              [&] { return ag::linear(xp.permute({1, 2, 0}), Wt.transpose(0, 1)); });
+  CHECK_GRADS((std::vector<Tensor>{xp, Wt}), [&] {
+    return ag::linear(xp.permute({1, 2, 0}), Wt.transpose(0, 1));
+  });
 }
 
 TEST_CASE("gradcheck: matmul with every transpose combination and batching") {
@@ -110,8 +111,9 @@ TEST_CASE("gradcheck: add, sub, mul, div with broadcasting") {
   CHECK_GRADS((std::vector<Tensor>{b, c}), [&] { return ag::mul(b, c); });
   // Same tensor on both sides (fan-in), and a non-contiguous operand.
   CHECK_GRADS((std::vector<Tensor>{b}), [&] { return ag::mul(b, b); });
-  CHECK_GRADS((std::vector<Tensor>{a, b}),
-              [&] { return ag::add(a.permute({2, 1, 0}), b.transpose(0, 1).slice(1, 1, 2)); });
+  CHECK_GRADS((std::vector<Tensor>{a, b}), [&] {
+    return ag::add(a.permute({2, 1, 0}), b.transpose(0, 1).slice(1, 1, 2));
+  });
 }
 
 TEST_CASE("gradcheck: scale, add_scalar and unary maps") {

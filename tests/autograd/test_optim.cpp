@@ -33,17 +33,22 @@ void make_params(ag::ParameterSet& ps) {
 
 std::vector<float> flat(const ag::ParameterSet& ps) {
   std::vector<float> v;
-  for (const ag::NamedTensor& p : ps.all()) v.insert(v.end(), p.tensor.data(), p.tensor.data() + p.tensor.numel());
+  for (const ag::NamedTensor& p : ps.all())
+    v.insert(v.end(), p.tensor.data(), p.tensor.data() + p.tensor.numel());
   return v;
 }
 
 enum class Kind { Sgd, Adam, AdamW, AdamL2 };
 std::unique_ptr<ag::Optimizer> make_opt(Kind k, ag::ParameterSet& ps) {
   switch (k) {
-    case Kind::Sgd: return std::make_unique<ag::SGD>(ps, 0.9f, 0.01f);
-    case Kind::Adam: return std::make_unique<ag::AdamW>(ps, 0.9f, 0.999f, 1e-8f, 0.0f);
-    case Kind::AdamW: return std::make_unique<ag::AdamW>(ps, 0.8f, 0.99f, 1e-6f, 0.1f, true);
-    case Kind::AdamL2: return std::make_unique<ag::AdamW>(ps, 0.8f, 0.99f, 1e-6f, 0.1f, false);
+    case Kind::Sgd:
+      return std::make_unique<ag::SGD>(ps, 0.9f, 0.01f);
+    case Kind::Adam:
+      return std::make_unique<ag::AdamW>(ps, 0.9f, 0.999f, 1e-8f, 0.0f);
+    case Kind::AdamW:
+      return std::make_unique<ag::AdamW>(ps, 0.8f, 0.99f, 1e-6f, 0.1f, true);
+    case Kind::AdamL2:
+      return std::make_unique<ag::AdamW>(ps, 0.8f, 0.99f, 1e-6f, 0.1f, false);
   }
   return nullptr;
 }
@@ -63,7 +68,8 @@ TEST_CASE("optimisers match hand-written double-precision updates") {
     for (int t = 1; t <= 5; ++t) {
       fake_backward(ps);
       std::vector<double> g;
-      for (const ag::NamedTensor& q : ps.all()) g.insert(g.end(), q.tensor.grad(), q.tensor.grad() + q.tensor.numel());
+      for (const ag::NamedTensor& q : ps.all())
+        g.insert(g.end(), q.tensor.grad(), q.tensor.grad() + q.tensor.numel());
       for (size_t i = 0; i < p.size(); ++i) {
         if (kind == Kind::Sgd) {
           m[i] = 0.9 * m[i] + (g[i] + wd * p[i]);
@@ -73,7 +79,8 @@ TEST_CASE("optimisers match hand-written double-precision updates") {
         const double gi = kind == Kind::AdamL2 ? g[i] + wd * p[i] : g[i];
         m[i] = b1 * m[i] + (1 - b1) * gi;
         v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-        const double step = (m[i] / (1 - std::pow(b1, t))) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
+        const double step =
+            (m[i] / (1 - std::pow(b1, t))) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
         p[i] -= lr * (step + (kind == Kind::AdamW ? wd * p[i] : 0.0));
       }
       opt->step(static_cast<float>(lr));
@@ -181,8 +188,8 @@ TEST_CASE("clip_grad_norm: global L2 norm, PyTorch's scaling rule, NaN passes th
   const double c = 6.5 / (13.0 + 1e-6);
   CHECK(a.grad()[1] == doctest::Approx(4.0 * c));
   CHECK(b.grad()[0] == doctest::Approx(12.0 * c));
-  const double after = std::sqrt(a.grad()[0] * a.grad()[0] + a.grad()[1] * a.grad()[1] +
-                                 b.grad()[0] * b.grad()[0]);
+  const double after =
+      std::sqrt(a.grad()[0] * a.grad()[0] + a.grad()[1] * a.grad()[1] + b.grad()[0] * b.grad()[0]);
   CHECK(after == doctest::Approx(6.5).epsilon(1e-6));
   b.grad()[0] = std::numeric_limits<float>::quiet_NaN();
   const float before = a.grad()[0];

@@ -24,15 +24,20 @@ std::atomic<long> g_allocations{0};
 void* counted_alloc(std::size_t n, std::size_t align) {
   if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
   if (n == 0) n = 1;
-  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                                              : std::malloc(n);
+  void* p = align > alignof(std::max_align_t)
+                ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                : std::malloc(n);
   if (!p) throw std::bad_alloc();
   return p;
 }
 }  // namespace
 
-void* operator new(std::size_t n) { return counted_alloc(n, 0); }
-void* operator new[](std::size_t n) { return counted_alloc(n, 0); }
+void* operator new(std::size_t n) {
+  return counted_alloc(n, 0);
+}
+void* operator new[](std::size_t n) {
+  return counted_alloc(n, 0);
+}
 void* operator new(std::size_t n, std::align_val_t a) {
   return counted_alloc(n, static_cast<std::size_t>(a));
 }
@@ -53,14 +58,30 @@ void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
     return nullptr;
   }
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
 
 using namespace attnfc;
 using ag::Tensor;
@@ -156,7 +177,8 @@ TEST_CASE("a steady-state attention step (fused SDPA, masked softmax) makes zero
       ag::GraphScope scope(graph);
       const Tensor x = ag::from_data({2, 7, 16}, xs.data());
       ps.zero_grad();
-      const Tensor qkv = ag::linear(ag::layernorm(x, ln_g, Tensor{}), w_qkv).reshape({2, 7, 3 * 2, 8});
+      const Tensor qkv =
+          ag::linear(ag::layernorm(x, ln_g, Tensor{}), w_qkv).reshape({2, 7, 3 * 2, 8});
       auto part = [&](int i) { return qkv.slice(2, 2 * i, 2 * i + 2).permute({0, 2, 1, 3}); };
       ag::SdpaOptions so;
       so.causal = true;
@@ -169,7 +191,8 @@ TEST_CASE("a steady-state attention step (fused SDPA, masked softmax) makes zero
       rm.rows_per_matrix = 7;
       const Tensor p = ag::softmax_masked(ag::scale(scores, 0.35f), rm);
       const Tensor att2 = ag::matmul(p, part(2));
-      const Tensor merged = ag::add(att, att2).permute({0, 2, 1, 3}).contiguous().reshape({2, 7, 16});
+      const Tensor merged =
+          ag::add(att, att2).permute({0, 2, 1, 3}).contiguous().reshape({2, 7, 16});
       graph.backward(ag::mean_all(ag::mul(ag::linear(merged, w_o), x)));
       opt.step(1e-2f);
       graph.reset();
