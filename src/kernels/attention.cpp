@@ -54,7 +54,7 @@ float softmax_update_row(float* row, int kc, int visible, const uint8_t* pad, fl
   const VF vm = set1(m_new);
   VF sum = zero();
   for (int j = 0; j < kc; j += kLanes) {
-    const VF p = exp(sub(load(row + j), vm));  // masked: exp(-inf) = 0
+    const VF p = j < visible ? exp(sub(load(row + j), vm)) : zero();  // masked: exp(-inf) = 0
     store(row + j, p);
     sum = add(sum, p);
   }
@@ -78,7 +78,7 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
     const int kc = std::min(kBc, kend - j0);
     const uint8_t* pad = pad_b ? pad_b + j0 : nullptr;
     pack_transposed(row_ptr(K, p.k, b, h, j0), p.k.row_stride, kc, D, w.Kt);
-    tile_gemm(qc, kc, D, Qt, p.q.row_stride, 1, w.Kt, kBc, w.S, kBc, false);
+    scores_tile(p.causal, i0, j0, qc, kc, D, Qt, p.q.row_stride, w.Kt, w.S);
     for (int i = 0; i < qc; ++i) {
       const int visible = causal_visible(p.causal, i0 + i, j0, kc);
       const float alpha =
@@ -89,7 +89,8 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
         for (int d = 0; d < Dp; d += kLanes) store(o + d, mul(load(o + d), va));
       }
     }
-    tile_gemm(qc, D, kc, w.S, kBc, 1, row_ptr(V, p.v, b, h, j0), p.v.row_stride, w.Oacc, Dp, true);
+    rows_times_keys(p.causal, i0, j0, qc, kc, D, w.S, row_ptr(V, p.v, b, h, j0), p.v.row_stride,
+                    w.Oacc, Dp);
   }
 
   float* lse_t = lse + (static_cast<int64_t>(b) * p.heads + h) * p.Lq + i0;

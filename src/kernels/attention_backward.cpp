@@ -25,10 +25,11 @@ struct BackwardScratch {
   float* Vt;    // [D, kBc]
   float* acc;   // [max(kBr, kBc), Dp]  dQ (pass 2) or dK (pass 1)
   float* acc2;  // [kBc, Dp]  dV (pass 1)
+  float* acc3;  // [kBr, Dp]  dQ of the fused single-key-tile path
   float* Di;    // [kBr]
   float* lse;   // [kBr]
   static constexpr size_t floats(int Dp) {
-    return 2 * kBr * kBc + 2 * Dp * kBc + 2 * std::max(kBr, kBc) * Dp + 2 * kBr;
+    return 2 * kBr * kBc + 2 * Dp * kBc + 3 * std::max(kBr, kBc) * Dp + 2 * kBr;
   }
   BackwardScratch(float* base, int Dp)
       : P(base),
@@ -37,7 +38,8 @@ struct BackwardScratch {
         Vt(Kt + Dp * kBc),
         acc(Vt + Dp * kBc),
         acc2(acc + std::max(kBr, kBc) * Dp),
-        Di(acc2 + std::max(kBr, kBc) * Dp),
+        acc3(acc2 + std::max(kBr, kBc) * Dp),
+        Di(acc3 + std::max(kBr, kBc) * Dp),
         lse(Di + kBr) {}
 };
 
@@ -65,16 +67,20 @@ void probs_and_dscores(const AttnParams& p, const float* Q, const float* dO, int
   const int D = p.head_dim;
   const uint8_t* pad =
       p.key_padding ? p.key_padding + static_cast<int64_t>(b) * p.Lk + j0 : nullptr;
-  tile_gemm(qc, kc, D, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, 1, w.Kt, kBc, w.P, kBc, false);
+  scores_tile(p.causal, i0, j0, qc, kc, D, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, w.Kt, w.P);
   recompute_probs(w.P, qc, kc, i0, j0, p.causal, pad, p.scale, w.lse);
-  tile_gemm(qc, kc, D, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, 1, w.Vt, kBc, w.dS, kBc, false);
+  scores_tile(p.causal, i0, j0, qc, kc, D, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, w.Vt, w.dS);
   const VF vs = set1(p.scale);
   for (int i = 0; i < qc; ++i) {
     const VF di = set1(w.Di[i]);
     float* ds = w.dS + i * kBc;
     const float* pr = w.P + i * kBc;
-    for (int j = 0; j < kc; j += kLanes)
-      store(ds + j, mul(mul(load(pr + j), sub(load(ds + j), di)), vs));
+    // dP past a row's visible keys may be unwritten (see scores_tile): select, not multiply.
+    const int visible = causal_visible(p.causal, i0 + i, j0, kc);
+    for (int j = 0; j < kc; j += kLanes) {
+      const VF g = mul(mul(load(pr + j), sub(load(ds + j), di)), vs);
+      store(ds + j, select(tail_mask(visible - j), g, zero()));
+    }
   }
 }
 
@@ -90,12 +96,15 @@ void add_rows(float* dst, int64_t row_stride, const float* acc, int rows, int D,
   }
 }
 
+// dK, dV of one key tile. With dQ given (the sequence fits in one key tile, so
+// this item sees every key of each query), also produces dQ in the same sweep:
+// the same operations, in the same order, as dq_tile would do for that tile.
 void dkdv_tile(const AttnParams& p, const float* Q, const float* K, const float* V, const float* O,
-               const float* lse, const float* dO, float* dK, float* dV, int b, int h, int j0,
-               BackwardScratch& w) {
+               const float* lse, const float* dO, float* dK, float* dV, float* dQ, int b, int h,
+               int j0, BackwardScratch& w) {
   const int D = p.head_dim, Dp = padded_dim(D);
   const int kc = std::min(kBc, p.Lk - j0);
-  if (p.key_padding) {  // a fully padded key tile receives no gradient
+  if (p.key_padding) {  // a fully padded key tile receives (and passes on) no gradient
     const uint8_t* pad = p.key_padding + static_cast<int64_t>(b) * p.Lk + j0;
     if (std::all_of(pad, pad + kc, [](uint8_t v) { return v != 0; })) return;
   }
@@ -109,9 +118,17 @@ void dkdv_tile(const AttnParams& p, const float* Q, const float* K, const float*
     const int qc = std::min(kBr, p.Lq - i0);
     load_row_stats(p, O, lse, dO, b, h, i0, qc, w);
     probs_and_dscores(p, Q, dO, b, h, i0, qc, j0, kc, w);
-    // dV_t += P^T dO_t ; dK_t += dS^T Q_t   (A is the transposed tile: a_rs = 1, a_cs = kBc)
-    tile_gemm(kc, D, qc, w.P, 1, kBc, row_ptr(dO, p.o, b, h, i0), p.o.row_stride, w.acc2, Dp, true);
-    tile_gemm(kc, D, qc, w.dS, 1, kBc, row_ptr(Q, p.q, b, h, i0), p.q.row_stride, w.acc, Dp, true);
+    // dV_t += P^T dO_t ; dK_t += dS^T Q_t
+    keys_times_rows(p.causal, i0, j0, qc, kc, D, w.P, row_ptr(dO, p.o, b, h, i0), p.o.row_stride,
+                    w.acc2, Dp);
+    keys_times_rows(p.causal, i0, j0, qc, kc, D, w.dS, row_ptr(Q, p.q, b, h, i0), p.q.row_stride,
+                    w.acc, Dp);
+    if (dQ) {
+      std::fill(w.acc3, w.acc3 + static_cast<size_t>(qc) * Dp, 0.0f);
+      rows_times_keys(p.causal, i0, j0, qc, kc, D, w.dS, row_ptr(K, p.k, b, h, j0), p.k.row_stride,
+                      w.acc3, Dp);
+      add_rows(row_ptr(dQ, p.q, b, h, i0), p.q.row_stride, w.acc3, qc, D, Dp);
+    }
   }
   add_rows(row_ptr(dK, p.k, b, h, j0), p.k.row_stride, w.acc, kc, D, Dp);
   add_rows(row_ptr(dV, p.v, b, h, j0), p.v.row_stride, w.acc2, kc, D, Dp);
@@ -130,7 +147,8 @@ void dq_tile(const AttnParams& p, const float* Q, const float* K, const float* V
     pack_transposed(row_ptr(K, p.k, b, h, j0), p.k.row_stride, kc, D, w.Kt);
     pack_transposed(row_ptr(V, p.v, b, h, j0), p.v.row_stride, kc, D, w.Vt);
     probs_and_dscores(p, Q, dO, b, h, i0, qc, j0, kc, w);
-    tile_gemm(qc, D, kc, w.dS, kBc, 1, row_ptr(K, p.k, b, h, j0), p.k.row_stride, w.acc, Dp, true);
+    rows_times_keys(p.causal, i0, j0, qc, kc, D, w.dS, row_ptr(K, p.k, b, h, j0), p.k.row_stride,
+                    w.acc, Dp);
   }
   add_rows(row_ptr(dQ, p.q, b, h, i0), p.q.row_stride, w.acc, qc, D, Dp);
 }
@@ -147,11 +165,21 @@ void attention_backward(const AttnParams& p, const float* Q, const float* K, con
   constexpr size_t scratch = kScratchFloats;
   static_assert(BackwardScratch::floats(kMaxDp) <= kScratchFloats);
 
+  // Short key sequences (one key tile, as in the model's patch attention): a
+  // single sweep per (batch, head) gives dQ, dK and dV without recomputing P.
+  if (k_tiles == 1) {
+    parallel_for_dynamic(bh, 10LL * kBc * p.Lq * p.head_dim, [&](int64_t g) {
+      BackwardScratch w(tls_attention_scratch.floats(scratch), Dp);
+      dkdv_tile(p, Q, K, V, O, lse, dO, dK, dV, dQ, static_cast<int>(g / p.heads),
+                static_cast<int>(g % p.heads), 0, w);
+    });
+    return;
+  }
   // Pass 1: dK, dV. With causal masking, the first key tiles see the most queries.
   parallel_for_dynamic(bh * k_tiles, 8LL * kBc * p.Lq * p.head_dim, [&](int64_t item) {
     BackwardScratch w(tls_attention_scratch.floats(scratch), Dp);
     const int kt = static_cast<int>(item % k_tiles), g = static_cast<int>(item / k_tiles);
-    dkdv_tile(p, Q, K, V, O, lse, dO, dK, dV, g / p.heads, g % p.heads, kt * kBc, w);
+    dkdv_tile(p, Q, K, V, O, lse, dO, dK, dV, nullptr, g / p.heads, g % p.heads, kt * kBc, w);
   });
   // Pass 2: dQ. With causal masking, the last query tiles see the most keys.
   parallel_for_dynamic(bh * q_tiles, 8LL * kBr * p.Lk * p.head_dim, [&](int64_t item) {

@@ -2,6 +2,7 @@
 // Pieces shared by the fused attention forward (attention.cpp) and backward
 // (attention_backward.cpp): tile sizes, per-thread scratch, K/V tile packing
 // and the masks.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attention_tile.hpp"
 #include "attnfc/kernels/attention.hpp"
 #include "simd_math.hpp"
 
@@ -23,7 +25,7 @@ constexpr int kMaxDp = (kMaxHeadDim + 15) / 16 * 16;
 // forward needs less. Requesting this size every time means each thread
 // allocates exactly once.
 constexpr size_t kScratchFloats =
-    2 * kBr * kBc + 2 * kMaxDp * kBc + 2 * (kBr > kBc ? kBr : kBc) * kMaxDp + 2 * kBr;
+    2 * kBr * kBc + 2 * kMaxDp * kBc + 3 * (kBr > kBc ? kBr : kBc) * kMaxDp + 2 * kBr;
 
 inline int padded_dim(int D) {
   return (D + 15) / 16 * 16;
@@ -96,15 +98,58 @@ inline void recompute_probs(float* S, int qc, int kc, int64_t i0, int64_t j0, bo
   for (int i = 0; i < qc; ++i) {
     float* row = S + i * kBc;
     const int visible = causal_visible(causal, i0 + i, j0, kc);
-    if (!(lse[i] > -kInf) || visible == 0) {
+    if (!(lse[i] > -kInf)) {
       for (int j = 0; j < kc; j += kLanes) store(row + j, zero());
       continue;
     }
     const VF neg_lse = set1(-lse[i]);
     for (int j = 0; j < kc; j += kLanes) {
+      if (j >= visible) {
+        store(row + j, zero());
+        continue;
+      }
       const VF s = fmadd(load(row + j), vs, neg_lse);
       store(row + j, select(visible_lanes(pad, j, visible), exp(s), zero()));
     }
+  }
+}
+
+// Tile products that know the causal mask. Query rows are processed in register
+// blocks of kTileMr; with causal masking, a block of a (query tile i0, key tile
+// j0) pair sees only the first n keys (n = what its last row sees), so score
+// columns and product depths past n are skipped. Columns a block skips are left
+// unwritten: callers mask them by each row's own visible count.
+
+// S[i, 0:n) = A_i . Bt[:, 0:n)   (A: qc x D rows with stride a_rs; Bt: D x kBc packed)
+inline void scores_tile(bool causal, int64_t i0, int64_t j0, int qc, int kc, int D, const float* A,
+                        int64_t a_rs, const float* Bt, float* S) {
+  for (int m0 = 0; m0 < qc; m0 += kTileMr) {
+    const int mr = std::min(kTileMr, qc - m0);
+    const int n = causal_visible(causal, i0 + m0 + mr - 1, j0, kc);
+    if (n > 0) tile_gemm(mr, n, D, A + m0 * a_rs, a_rs, 1, Bt, kBc, S + m0 * kBc, kBc, false);
+  }
+}
+
+// C[i, :] += sum_{j < n} P[i, j] R_j   (P: qc x kBc; R: key rows with stride r_rs)
+inline void rows_times_keys(bool causal, int64_t i0, int64_t j0, int qc, int kc, int D,
+                            const float* P, const float* R, int64_t r_rs, float* C, int64_t ldc) {
+  for (int m0 = 0; m0 < qc; m0 += kTileMr) {
+    const int mr = std::min(kTileMr, qc - m0);
+    const int n = causal_visible(causal, i0 + m0 + mr - 1, j0, kc);
+    if (n > 0) tile_gemm(mr, D, n, P + m0 * kBc, kBc, 1, R, r_rs, C + m0 * ldc, ldc, true);
+  }
+}
+
+// C[j, :] += sum_i P[i, j] R_i   (dV, dK: key j gets contributions from queries i >= j only)
+inline void keys_times_rows(bool causal, int64_t i0, int64_t j0, int qc, int kc, int D,
+                            const float* P, const float* R, int64_t r_rs, float* C, int64_t ldc) {
+  for (int m0 = 0; m0 < kc; m0 += kTileMr) {
+    const int mr = std::min(kTileMr, kc - m0);
+    const int64_t first = causal ? j0 + m0 - i0 : 0;  // first query that sees key j0 + m0
+    const int q_lo = static_cast<int>(std::clamp<int64_t>(first, 0, qc));
+    if (q_lo < qc)
+      tile_gemm(mr, D, qc - q_lo, P + q_lo * kBc + m0, 1, kBc, R + q_lo * r_rs, r_rs, C + m0 * ldc,
+                ldc, true);
   }
 }
 
