@@ -93,12 +93,18 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
                     w.Oacc, Dp);
   }
 
+  // lse = m + log l (l >= 1 wherever a key was visible), 16 rows at a time.
   float* lse_t = lse + (static_cast<int64_t>(b) * p.heads + h) * p.Lq + i0;
+  for (int i = 0; i < qc; i += kLanes) {
+    const Mask t = tail_mask(qc - i);
+    const VF l = load(w.l + i, t, 1.0f);
+    const VF lse_v = add(load(w.m + i, t), log(l));
+    store(lse_t + i, select(less(zero(), l), lse_v, set1(-kInf)), t);
+  }
   for (int i = 0; i < qc; ++i) {
     float* o = row_ptr(O, p.o, b, h, i0 + i);
     if (!(w.l[i] > 0.0f)) {  // no visible key: O = 0, lse = -inf
       std::fill(o, o + D, 0.0f);
-      lse_t[i] = -kInf;
       continue;
     }
     const VF inv = set1(1.0f / w.l[i]);
@@ -107,7 +113,6 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
       const Mask t = tail_mask(D - d);
       store(o + d, mul(load(acc + d, t), inv), t);
     }
-    lse_t[i] = w.m[i] + std::log(w.l[i]);
   }
 }
 }  // namespace

@@ -69,13 +69,69 @@ inline float* row_ptr(float* base, const AttnLayout& l, int b, int h, int64_t i)
   return base + b * l.batch_stride + h * l.head_stride + i * l.row_stride;
 }
 
+#if defined(__AVX512F__)
+// Transposes 16 rows of 16 floats in registers: after the four stages (block
+// sizes 8, 4, 2, 1) each swapping the off-diagonal blocks of every 2s x 2s
+// block, r[t][c] holds the old r[c][t]. 64 two-source permutes per 256 floats.
+template <int S>
+inline void transpose_stage(__m512 r[16]) {
+  // Row i: own low block, then the partner's low block; row i + S: the high blocks.
+  alignas(64) static constexpr int32_t kLo[16] = {
+      (0 & S) ? 16 + 0 - S : 0,    (1 & S) ? 16 + 1 - S : 1,    (2 & S) ? 16 + 2 - S : 2,
+      (3 & S) ? 16 + 3 - S : 3,    (4 & S) ? 16 + 4 - S : 4,    (5 & S) ? 16 + 5 - S : 5,
+      (6 & S) ? 16 + 6 - S : 6,    (7 & S) ? 16 + 7 - S : 7,    (8 & S) ? 16 + 8 - S : 8,
+      (9 & S) ? 16 + 9 - S : 9,    (10 & S) ? 16 + 10 - S : 10, (11 & S) ? 16 + 11 - S : 11,
+      (12 & S) ? 16 + 12 - S : 12, (13 & S) ? 16 + 13 - S : 13, (14 & S) ? 16 + 14 - S : 14,
+      (15 & S) ? 16 + 15 - S : 15};
+  alignas(64) static constexpr int32_t kHi[16] = {
+      (0 & S) ? 16 + 0 : 0 + S,    (1 & S) ? 16 + 1 : 1 + S,    (2 & S) ? 16 + 2 : 2 + S,
+      (3 & S) ? 16 + 3 : 3 + S,    (4 & S) ? 16 + 4 : 4 + S,    (5 & S) ? 16 + 5 : 5 + S,
+      (6 & S) ? 16 + 6 : 6 + S,    (7 & S) ? 16 + 7 : 7 + S,    (8 & S) ? 16 + 8 : 8 + S,
+      (9 & S) ? 16 + 9 : 9 + S,    (10 & S) ? 16 + 10 : 10 + S, (11 & S) ? 16 + 11 : 11 + S,
+      (12 & S) ? 16 + 12 : 12 + S, (13 & S) ? 16 + 13 : 13 + S, (14 & S) ? 16 + 14 : 14 + S,
+      (15 & S) ? 16 + 15 : 15 + S};
+  const __m512i lo = _mm512_load_si512(kLo), hi = _mm512_load_si512(kHi);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    if (i & S) continue;
+    const __m512 a = r[i], b = r[i + S];
+    r[i] = _mm512_permutex2var_ps(a, lo, b);
+    r[i + S] = _mm512_permutex2var_ps(a, hi, b);
+  }
+}
+inline void transpose16x16(__m512 r[16]) {
+  transpose_stage<8>(r);
+  transpose_stage<4>(r);
+  transpose_stage<2>(r);
+  transpose_stage<1>(r);
+}
+#endif
+
 // dst[d * kBc + j] = src_row(j)[d] for j < kc, d < D: a key/value tile turned
-// into kBc-wide rows, so that S = Q K^T streams whole vectors of keys.
+// into kBc-wide rows, so that S = Q K^T streams whole vectors of keys. Lanes
+// past kc in the last 16-key group are written with zeros (never read).
 inline void pack_transposed(const float* src, int64_t row_stride, int kc, int D, float* dst) {
+#if defined(__AVX512F__)
+  for (int j = 0; j < kc; j += 16) {
+    const int rows = kc - j < 16 ? kc - j : 16;
+    for (int d0 = 0; d0 < D; d0 += 16) {
+      const simd::Mask cols = simd::tail_mask(D - d0);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int t = 0; t < 16; ++t)
+        r[t] = t < rows ? _mm512_maskz_loadu_ps(cols, src + (j + t) * row_stride + d0)
+                        : _mm512_setzero_ps();
+      transpose16x16(r);
+      const int dn = D - d0 < 16 ? D - d0 : 16;
+      for (int t = 0; t < dn; ++t) _mm512_storeu_ps(dst + (d0 + t) * kBc + j, r[t]);
+    }
+  }
+#else
   for (int j = 0; j < kc; ++j) {
     const float* s = src + j * row_stride;
     for (int d = 0; d < D; ++d) dst[d * kBc + j] = s[d];
   }
+#endif
 }
 
 // Columns of row `i` (a query) in key tile [j0, j0 + kc) that are visible:

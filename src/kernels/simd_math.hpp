@@ -32,6 +32,10 @@ constexpr float kExpP2 = 8.3334519073e-3f;
 constexpr float kExpP3 = 4.1665795894e-2f;
 constexpr float kExpP4 = 1.6666665459e-1f;
 constexpr float kExpP5 = 5.0000001201e-1f;
+// log(x) for finite x > 0: x = 2^e m with m in [0.75, 1.5), and
+// log m = 2 atanh(t), t = (m - 1) / (m + 1), |t| <= 0.2, by its odd series to t^9
+// (truncation < 4e-9 relative).
+constexpr float kLn2 = 0.693147180559945309f;
 
 #if defined(__AVX512F__)
 
@@ -149,6 +153,28 @@ inline VF exp(VF x) {
   return {_mm512_maskz_mov_ps(alive, y)};
 }
 
+inline VF log_from_mantissa(VF m, VF e) {
+  const VF one = set1(1.0f);
+  const VF t = div(sub(m, one), add(m, one));
+  const VF t2 = mul(t, t);
+  VF q = set1(1.0f / 9);
+  q = fmadd(q, t2, set1(1.0f / 7));
+  q = fmadd(q, t2, set1(1.0f / 5));
+  q = fmadd(q, t2, set1(1.0f / 3));
+  q = fmadd(q, t2, one);
+  return fmadd(e, set1(kLn2), mul(add(t, t), q));
+}
+
+// Natural log of finite positive lanes (see kLn2 above); other lanes are unspecified.
+inline VF log(VF x) {
+  __m512 m = _mm512_maskz_getmant_ps(kAll, x.v, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src);
+  __m512 e = _mm512_maskz_getexp_ps(kAll, x.v);
+  const Mask big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.5f), _CMP_GE_OQ);
+  m = _mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f));
+  e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0f));
+  return log_from_mantissa({m}, {e});
+}
+
 #else  // portable: 16-lane loops, auto-vectorised (AVX2 on -march=native without AVX-512)
 
 struct VF {
@@ -257,6 +283,30 @@ inline VF exp(VF x) {
     out.v[l] = xv >= kExpLo ? p * scale : 0.0f;
   }
   return out;
+}
+
+inline VF log_from_mantissa(VF m, VF e) {
+  const VF one = set1(1.0f);
+  const VF t = div(sub(m, one), add(m, one));
+  const VF t2 = mul(t, t);
+  VF q = set1(1.0f / 9);
+  q = fmadd(q, t2, set1(1.0f / 7));
+  q = fmadd(q, t2, set1(1.0f / 5));
+  q = fmadd(q, t2, set1(1.0f / 3));
+  q = fmadd(q, t2, one);
+  return fmadd(e, set1(kLn2), mul(add(t, t), q));
+}
+
+inline VF log(VF x) {
+  VF m, e;
+  for (int l = 0; l < kLanes; ++l) {
+    int ex = 0;
+    float mant = std::frexp(x.v[l], &ex);  // [0.5, 1)
+    if (mant < 0.75f) mant *= 2.0f, ex -= 1;
+    m.v[l] = mant;
+    e.v[l] = static_cast<float>(ex);
+  }
+  return log_from_mantissa(m, e);
 }
 
 #endif
