@@ -14,6 +14,9 @@
 
 namespace attnfc::kernels::detail {
 
+constexpr int kTileMr = 6;  // rows per register block
+constexpr int kTileNv = 4;  // 16-float vectors per register block
+
 #if defined(__AVX512F__)
 // M rows x NV vectors of 16 columns, held in zmm registers (6 x 4 = 24 accumulators).
 template <int M, int NV, bool kAccumulate>
@@ -50,9 +53,6 @@ void tile_micro(int K, const float* A, int64_t a_rs, int64_t a_cs, const float* 
 
 using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t,
                         simd::Mask);
-
-constexpr int kTileMr = 6;  // rows per register block
-constexpr int kTileNv = 4;  // 16-float vectors per register block
 
 template <bool kAcc, int... I>
 constexpr std::array<TileFn, sizeof...(I)> make_tile_table(std::integer_sequence<int, I...>) {
