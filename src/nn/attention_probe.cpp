@@ -124,6 +124,10 @@ LagProfile causal_lag_profile(const float* weights, int n) {
   for (int lag = 1; lag < n; ++lag) best = std::max(best, r.lift[lag]);
   for (int lag = 1; lag < n && r.dominant_lag == 0 && best > 0; ++lag)
     if (r.lift[lag] >= 0.98 * best) r.dominant_lag = lag;
+  if (n > 4) {
+    const std::vector<float> earlier(r.lift.begin() + 1, r.lift.end());
+    r.lift_period = autocorrelation_peak(autocorrelation(earlier, (n - 1) / 2));
+  }
   return r;
 }
 

@@ -148,6 +148,23 @@ TEST_CASE("causal_lag_profile: identity, previous-token and uniform heads") {
   CHECK(p.mass[1] == doctest::Approx(1.0));
   const auto u = nn::causal_lag_profile(uniform.data(), n);
   for (int l = 0; l < n; ++l) CHECK(u.lift[l] == doctest::Approx(1.0));
+  CHECK(u.lift_period == 0);
+}
+
+TEST_CASE("lift_period finds a head's periodic lag preference even at an offset") {
+  // Each query looks at lags 4, 10, 16, 22 (period 6, first peak at 4, not 6).
+  const int n = 30;
+  std::vector<float> w(n * n, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    std::vector<int> keys = {i};
+    for (int lag = 4; lag <= i; lag += 6) keys.push_back(i - lag);
+    for (int j : keys) w[i * n + j] = 1.0f / keys.size();
+  }
+  const auto p = nn::causal_lag_profile(w.data(), n);
+  CHECK(p.dominant_lag % 6 == 4);
+  CHECK(p.lift[4] > 1.0);
+  CHECK(p.lift[6] == 0.0);
+  CHECK(p.lift_period == 6);
 }
 
 TEST_CASE("autocorrelation finds the seasonal period and ignores a trend") {

@@ -73,6 +73,10 @@ struct LagProfile {
   // query looks back at all): multiples of a period tie on a periodic series, and the
   // period itself is the answer.
   int dominant_lag = 0;
+  // The period of the lift profile itself: the autocorrelation peak of lift[1..n-1]
+  // (0 when it has none). A head that tracks a seasonal phase puts lift peaks one
+  // period apart even when its first peak sits at an offset.
+  int lift_period = 0;
 };
 // weights: row-major [n, n], row i = query i (entries above the diagonal are ignored).
 LagProfile causal_lag_profile(const float* weights, int n);
