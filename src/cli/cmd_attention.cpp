@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_report.hpp"
 #include "attnfc/nn/attention_probe.hpp"
 #include "commands.hpp"
 
@@ -127,8 +128,9 @@ int run_width_demo(const DemoOptions& o) {
 
 void register_attention(CLI::App& app) {
   CLI::App* attention = app.add_subcommand(
-      "attention", "See what attention does: 'attention demo' on toy series and random keys");
-  attention->require_subcommand(1);
+      "attention",
+      "A trained model's attention on one window (--model, --input), or 'attention demo'");
+  attention->require_subcommand(0, 1);
 
   auto opts = std::make_shared<DemoOptions>();
   CLI::App* demo = attention->add_subcommand(
@@ -155,6 +157,8 @@ void register_attention(CLI::App& app) {
       ->capture_default_str();
   on_selected(
       demo, [opts]() { return opts->width > 0 ? run_width_demo(*opts) : run_series_demo(*opts); });
+  // After the demo's handler, so that 'attention demo' runs the demo.
+  add_attention_report(attention);
 }
 
 }  // namespace attnfc::cli

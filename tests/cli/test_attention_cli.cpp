@@ -2,11 +2,24 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <spdlog/spdlog.h>
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/train/run_config.hpp"
+#include "attnfc/train/trainer.hpp"
 
 namespace {
 struct Run {
@@ -120,4 +133,129 @@ TEST_CASE("attention demo rejects bad settings with exit code 2") {
   }
   const Run r = run_attnfc("attention demo --series square");
   CHECK(has(r.out, "square"));
+}
+
+// ---------------------------------------------------------------- the trained-model report
+namespace {
+
+// A tiny model trained (briefly) on an hourly series with a daily period, once per test run.
+struct TrainedModel {
+  std::string dir, csv, model;
+  TrainedModel() {
+    char tmpl[] = "/tmp/attnfc_attention_cli_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    csv = dir + "/hourly.csv";
+    std::string text = "date,load,temp\n";
+    char line[128];
+    for (int t = 0; t < 24 * 30; ++t) {
+      const double noise = 0.2 * std::sin(12.9898 * t) * std::cos(78.233 * t);
+      std::snprintf(line, sizeof line, "2024-01-%02d %02d:00:00,%.4f,%.4f\n", 1 + t / 24, t % 24,
+                    10 + 3 * std::sin(2 * M_PI * t / 24) + noise, 5 + 0.01 * t);
+      text += line;
+    }
+    attnfc::write_file_atomic(csv, text);
+    const nlohmann::json cfg = {{"data",
+                                 {{"path", csv},
+                                  {"columns", {"load", "temp"}},
+                                  {"split", {{"train_frac", 0.7}, {"test_frac", 0.15}}}}},
+                                {"model",
+                                 {{"context_length", 48},
+                                  {"patch_len", 4},
+                                  {"horizon", 8},
+                                  {"d_model", 8},
+                                  {"n_heads", 2},
+                                  {"n_layers", 2},
+                                  {"dropout", 0.0}}},
+                                {"train",
+                                 {{"epochs", 1},
+                                  {"batch_size", 8},
+                                  {"max_steps_per_epoch", 3},
+                                  {"max_val_windows", 16},
+                                  {"evaluate_test", false},
+                                  {"seed", 1}}}};
+    spdlog::set_level(spdlog::level::warn);  // the trainer's progress is not under test
+    attnfc::train::TrainOptions opts;
+    opts.out_dir = dir + "/run";
+    attnfc::train::train(attnfc::train::parse_run_config(cfg), opts);
+    model = attnfc::train::run_file(opts.out_dir, "model.safetensors");
+  }
+  ~TrainedModel() { std::filesystem::remove_all(dir); }
+};
+
+TrainedModel& trained() {
+  static TrainedModel m;
+  return m;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("attention --model reports every layer and head, with CSV and JSON") {
+  const TrainedModel& m = trained();
+  const std::string csv_out = m.dir + "/att.csv", json_out = m.dir + "/att.json";
+  const Run r = run_attnfc("attention --model " + m.model + " --input " + m.csv + " --csv " +
+                           csv_out + " --json " + json_out);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  for (const char* head : {"layer 0 head 0", "layer 0 head 1", "layer 1 head 0", "layer 1 head 1"})
+    CHECK(has(r.out, head));
+  CHECK(has(r.out, "12 patches of 4"));
+  CHECK(has(r.out, "Series autocorrelation peak: lag 24 steps"));
+  CHECK(has(r.out, "rows 672..719"));  // the last 48 of 720 rows
+  CHECK(has(r.out, "channel load"));
+
+  // CSV: the lower triangle of every head, rows summing to one.
+  const std::string csv = slurp(csv_out);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "layer,head,query_patch,key_patch,weight");
+  std::map<std::tuple<int, int, int>, double> row_sums;
+  int n = 0;
+  while (std::getline(in, line)) {
+    int layer, head, q, k;
+    double w;
+    REQUIRE(std::sscanf(line.c_str(), "%d,%d,%d,%d,%lf", &layer, &head, &q, &k, &w) == 5);
+    CHECK(k <= q);
+    row_sums[{layer, head, q}] += w;
+    ++n;
+  }
+  CHECK(n == 2 * 2 * (12 * 13 / 2));
+  for (const auto& [key, sum] : row_sums) CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+
+  const nlohmann::json j = nlohmann::json::parse(slurp(json_out));
+  CHECK(j["autocorrelation_peak_steps"] == 24);
+  REQUIRE(j["layers"].size() == 2u);
+  REQUIRE(j["layers"][1]["heads"].size() == 2u);
+  const auto& h = j["layers"][1]["heads"][0];
+  CHECK(h["weights"].size() == 12u);
+  CHECK(h["lag_lift"].size() == 12u);
+  CHECK(h["dominant_lag_steps"].get<int>() == 4 * h["dominant_lag_patches"].get<int>());
+  CHECK(h["weights"][0][1].get<double>() == 0.0);  // causal: query 0 never sees key 1
+}
+
+TEST_CASE("attention --model: --window, --channel and bad input") {
+  const TrainedModel& m = trained();
+  const std::string base = "attention --model " + m.model + " --input " + m.csv;
+  const Run w = run_attnfc(base + " --window 100 --channel temp --no-heatmap");
+  CHECK(w.code == 0);
+  CHECK(has(w.out, "rows 52..99"));
+  CHECK(has(w.out, "channel temp"));
+  CHECK(has(w.out, "no significant peak"));  // temp is a pure trend
+  const Run short_window = run_attnfc(base + " --window 20 --no-heatmap");
+  CHECK(short_window.code == 0);
+  CHECK(has(short_window.out, "padded in front"));
+  const Run past_end = run_attnfc(base + " --window 721");
+  CHECK(past_end.code == 2);
+  CHECK(has(past_end.out, "--window"));
+  CHECK(run_attnfc(base + " --channel nosuch").code == 2);
+  const Run missing =
+      run_attnfc("attention --model " + m.dir + "/nope.safetensors --input " + m.csv);
+  CHECK(missing.code == 2);
+  CHECK(has(missing.out, "nope.safetensors"));
+  CHECK(run_attnfc("attention --input " + m.csv).code == 2);
 }

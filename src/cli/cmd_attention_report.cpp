@@ -1,0 +1,259 @@
+// attnfc attention --model M --input data.csv [--window END]: per layer and head, the
+// attention matrix of one window over patches (terminal heatmap, CSV, JSON) and its lag
+// profile, beside the input series' autocorrelation peak. The lag and autocorrelation
+// math is nn::causal_lag_profile / nn::autocorrelation; this file gathers and formats.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attention_report.hpp"
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/nn/attention_probe.hpp"
+#include "attnfc/train/loaded_model.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+struct ReportOptions {
+  std::string model, input, channel, csv_path, json_path;
+  long long window_end = -1;  // exclusive end row; -1 = the last row
+  bool heatmap = true;
+};
+
+constexpr int kMaxHeatmap = 64;  // patches; wider maps do not fit a terminal
+
+struct HeadReport {
+  int layer = 0, head = 0;
+  std::vector<float> weights;  // [N, N]
+  nn::LagProfile lags;
+};
+
+// Ten shades from empty to full, each row scaled by its own largest weight (so every
+// query's preference shows, not only the early rows that see few keys); each cell is two
+// characters wide so the map looks square. Row i = query patch i, column j <= i = key patch.
+std::string heatmap_rows(const std::vector<float>& w, int n) {
+  static const char kShades[] = " .:-=+*#%@";
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    const float* row = w.data() + static_cast<size_t>(i) * n;
+    const float mx = *std::max_element(row, row + i + 1);
+    out += "    ";
+    for (int j = 0; j <= i; ++j) {
+      const float v = mx > 0 ? row[j] / mx : 0.0f;
+      const char c = kShades[std::clamp(static_cast<int>(v * 9.0f + 0.5f), 0, 9)];
+      out += c;
+      out += c;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string lift_line(const nn::LagProfile& p, int max_lags) {
+  std::string s;
+  char buf[32];
+  for (int l = 0; l < static_cast<int>(p.lift.size()) && l < max_lags; ++l) {
+    std::snprintf(buf, sizeof buf, "%s%d:%.2f", l ? " " : "", l, p.lift[l]);
+    s += buf;
+  }
+  if (static_cast<int>(p.lift.size()) > max_lags) s += " ...";
+  return s;
+}
+
+// Distance (in steps) from a head's lag to the nearest positive multiple of the period.
+long distance_to_period(long lag_steps, long period) {
+  if (period <= 0 || lag_steps <= 0) return -1;
+  const long k = std::max(1L, std::lround(static_cast<double>(lag_steps) / period));
+  return std::labs(lag_steps - k * period);
+}
+
+int run_report(const ReportOptions& o) {
+  if (o.model.empty() || o.input.empty())
+    throw InputError(
+        "attention: the report needs --model MODEL.safetensors and --input DATA.csv "
+        "(or run 'attnfc attention demo')");
+  const train::LoadedModel lm = train::LoadedModel::load(o.model);
+  const model::ModelConfig& cfg = lm.model->config();
+  const data::TimeSeries series = lm.read_series(o.input);
+  const int64_t rows = static_cast<int64_t>(series.rows());
+  const int L = cfg.context_length, P = cfg.patch_len, N = cfg.num_patches();
+  const int64_t C = static_cast<int64_t>(series.num_channels());
+  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
+  const size_t channel = o.channel.empty() ? 0 : series.channel_index(o.channel);
+
+  const int64_t end = o.window_end < 0 ? rows : o.window_end;
+  if (end < 1 || end > rows)
+    throw InputError("--window: expected an end row in 1.." + std::to_string(rows) + " (" +
+                     o.input + " has " + std::to_string(rows) + " rows), got " +
+                     std::to_string(o.window_end));
+  const int64_t start = std::max<int64_t>(0, end - L), length = end - start;
+
+  // The window in model units: scaled as in training, [length, C] (mixed) or [length, 1].
+  const int64_t tc = mixed ? C : 1;
+  std::vector<float> ctx(static_cast<size_t>(length * tc));
+  std::vector<uint8_t> obs(ctx.size());
+  for (int64_t t = 0; t < length; ++t)
+    for (int64_t c = 0; c < tc; ++c) {
+      const size_t src_c = mixed ? static_cast<size_t>(c) : channel;
+      ctx[t * tc + c] = series.value(start + t, src_c);
+      obs[t * tc + c] = series.is_observed(start + t, src_c) ? 1 : 0;
+    }
+  if (mixed)
+    lm.scaler.transform(ctx.data(), static_cast<size_t>(length));
+  else
+    lm.scaler.transform_channel(ctx.data(), static_cast<size_t>(length), channel);
+  const std::vector<std::vector<float>> maps =
+      lm.model->attention_maps(ctx.data(), obs.data(), length);
+
+  // The series' own period: autocorrelation of the chosen channel over the whole input.
+  std::vector<float> col(static_cast<size_t>(rows));
+  for (int64_t t = 0; t < rows; ++t)
+    col[t] = series.is_observed(t, channel) ? series.value(t, channel) : NAN;
+  const std::vector<double> acf = nn::autocorrelation(col, std::min<int64_t>(L, rows - 1));
+  const int acf_peak = nn::autocorrelation_peak(acf, 2.0 / std::sqrt(static_cast<double>(rows)));
+
+  std::vector<HeadReport> heads;
+  for (size_t layer = 0; layer < maps.size(); ++layer) {
+    const int H = static_cast<int>(maps[layer].size() / (static_cast<size_t>(N) * N));
+    for (int h = 0; h < H; ++h) {
+      HeadReport r;
+      r.layer = static_cast<int>(layer);
+      r.head = h;
+      const float* w = maps[layer].data() + static_cast<size_t>(h) * N * N;
+      r.weights.assign(w, w + static_cast<size_t>(N) * N);
+      r.lags = nn::causal_lag_profile(r.weights.data(), N);
+      heads.push_back(std::move(r));
+    }
+  }
+
+  std::printf("Model %s: %zu layers x %d heads; context %d steps = %d patches of %d.\n",
+              o.model.c_str(), maps.size(), cfg.n_heads, L, N, P);
+  std::printf("Window: rows %lld..%lld (%s .. %s)%s, channel %s.\n", static_cast<long long>(start),
+              static_cast<long long>(end - 1), series.format_time(series.timestamps[start]).c_str(),
+              series.format_time(series.timestamps[end - 1]).c_str(),
+              length < L ? " (shorter than the context: padded in front)" : "",
+              series.channels[channel].c_str());
+  if (acf_peak > 0)
+    std::printf("Series autocorrelation peak: lag %d steps (r = %.2f).\n", acf_peak, acf[acf_peak]);
+  else
+    std::printf("Series autocorrelation: no significant peak up to lag %zu (no clear period).\n",
+                acf.size() - 1);
+  std::printf("Lags are in patches (x %d steps); lift > 1 = more attention than uniform.\n", P);
+  if (o.heatmap && N > kMaxHeatmap)
+    std::printf("(%d patches: too wide for a terminal heatmap; use --csv or --json.)\n", N);
+  std::printf("\n");
+
+  for (const HeadReport& r : heads) {
+    const long steps = static_cast<long>(r.lags.dominant_lag) * P;
+    std::printf("layer %d head %d: ", r.layer, r.head);
+    if (r.lags.dominant_lag == 0)
+      std::printf("attends only to its own patch\n");
+    else
+      std::printf("dominant lag %d patches = %ld steps (lift %.2f)\n", r.lags.dominant_lag, steps,
+                  r.lags.lift[r.lags.dominant_lag]);
+    if (r.lags.lift_period > 0)
+      std::printf("  its lift repeats every %d patches = %ld steps\n", r.lags.lift_period,
+                  static_cast<long>(r.lags.lift_period) * P);
+    std::printf("  lift by lag: %s\n", lift_line(r.lags, 16).c_str());
+    if (o.heatmap && N <= kMaxHeatmap) std::fputs(heatmap_rows(r.weights, N).c_str(), stdout);
+  }
+
+  // Summary: the heads a user should look at, sharpest lag preference first.
+  std::printf("\nHeads by how sharply they prefer one lag");
+  if (acf_peak > 0) std::printf(", against the series' period of %d steps", acf_peak);
+  std::printf(":\n");
+  std::vector<const HeadReport*> order;
+  for (const HeadReport& r : heads) order.push_back(&r);
+  auto peak_lift = [](const HeadReport* r) {
+    return r->lags.dominant_lag ? r->lags.lift[r->lags.dominant_lag] : 0.0;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const HeadReport* a, const HeadReport* b) {
+    return peak_lift(a) > peak_lift(b);
+  });
+  auto verdict = [&](long steps) {
+    const long dist = distance_to_period(steps, acf_peak);
+    if (dist < 0) return "";
+    return dist * 2 <= P ? " (matches)" : " (differs)";
+  };
+  for (const HeadReport* r : order) {
+    const long lag = static_cast<long>(r->lags.dominant_lag) * P;
+    const long period = static_cast<long>(r->lags.lift_period) * P;
+    std::printf("  layer %d head %d: lift %.2f at lag %ld steps%s", r->layer, r->head, peak_lift(r),
+                lag, verdict(lag));
+    if (period > 0) std::printf("; lift repeats every %ld steps%s", period, verdict(period));
+    std::printf("\n");
+  }
+
+  if (!o.csv_path.empty()) {
+    std::string csv = "layer,head,query_patch,key_patch,weight\n";
+    char buf[96];
+    for (const HeadReport& r : heads)
+      for (int i = 0; i < N; ++i)
+        for (int j = 0; j <= i; ++j) {
+          std::snprintf(buf, sizeof buf, "%d,%d,%d,%d,%.9g\n", r.layer, r.head, i, j,
+                        r.weights[static_cast<size_t>(i) * N + j]);
+          csv += buf;
+        }
+    write_file_atomic(o.csv_path, csv);
+  }
+  if (!o.json_path.empty()) {
+    nlohmann::json j;
+    j["model"] = o.model;
+    j["input"] = o.input;
+    j["channel"] = series.channels[channel];
+    j["window"] = {{"start_row", start},
+                   {"end_row", end - 1},
+                   {"start_time", series.format_time(series.timestamps[start])},
+                   {"end_time", series.format_time(series.timestamps[end - 1])}};
+    j["patch_len"] = P;
+    j["num_patches"] = N;
+    j["autocorrelation_peak_steps"] = acf_peak;
+    j["autocorrelation"] = acf;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const HeadReport& r : heads) {
+      if (r.layer >= static_cast<int>(layers.size()))
+        layers.push_back({{"heads", nlohmann::json::array()}});
+      nlohmann::json w = nlohmann::json::array();
+      for (int i = 0; i < N; ++i)
+        w.push_back(std::vector<float>(r.weights.begin() + static_cast<long>(i) * N,
+                                       r.weights.begin() + static_cast<long>(i + 1) * N));
+      layers[r.layer]["heads"].push_back({{"head", r.head},
+                                          {"dominant_lag_patches", r.lags.dominant_lag},
+                                          {"dominant_lag_steps", r.lags.dominant_lag * P},
+                                          {"lift_period_patches", r.lags.lift_period},
+                                          {"lift_period_steps", r.lags.lift_period * P},
+                                          {"lag_mass", r.lags.mass},
+                                          {"lag_lift", r.lags.lift},
+                                          {"weights", w}});
+    }
+    j["layers"] = layers;
+    write_file_atomic(o.json_path, j.dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_attention_report(CLI::App* attention) {
+  auto opts = std::make_shared<ReportOptions>();
+  attention->add_option("--model", opts->model, "Trained model (.safetensors from attnfc train)");
+  attention->add_option("--input", opts->input, "CSV with the model's columns");
+  attention->add_option("--window", opts->window_end,
+                        "The window ends just before this 0-based row (default: the last row)");
+  attention->add_option("--channel", opts->channel,
+                        "Channel to show (default: the model's first column)");
+  attention->add_option("--csv", opts->csv_path, "Also write every weight as CSV here");
+  attention->add_option("--json", opts->json_path,
+                        "Also write weights, lag profiles and the autocorrelation as JSON here");
+  attention->add_flag("!--no-heatmap", opts->heatmap, "Skip the terminal heatmaps");
+  on_selected(attention, [opts]() { return run_report(*opts); });
+}
+
+}  // namespace attnfc::cli
