@@ -72,43 +72,38 @@ class PatchTransformer:
     # --- non-differentiable inputs (MODEL.md "Normalisation and tokens"), in float64
     def prepare(self, ctx, obs, last_only=False):
         """ctx, obs: [B, L, C] arrays. Returns features [B,N,2PC], scale, offset [B,n,1,C]."""
-        cfg, P, N, C = self.cfg, self.P, self.N, self.C
+        cfg, P, N, C, L = self.cfg, self.P, self.N, self.C, self.L
         B = ctx.shape[0]
-        x = ctx.astype(np.float64)
-        m = obs != 0
-        feats = np.zeros((B, N, 2 * P * C), dtype=np.float32)
-        n_out = 1 if last_only else N
-        scale = np.zeros((B, n_out, 1, C), dtype=np.float32)
-        offset = np.zeros((B, n_out, 1, C), dtype=np.float32)
-        eps = cfg["norm_eps"]
-        for b in range(B):
-            for c in range(C):
-                xs, ms = x[b, :, c], m[b, :, c]
-                tot = (xs[ms].sum(), (xs[ms] ** 2).sum(), ms.sum())
-                last = None
-                for n in range(N):
-                    seg = slice(0, (n + 1) * P)
-                    run = (xs[seg][ms[seg]].sum(), (xs[seg][ms[seg]] ** 2).sum(), ms[seg].sum())
-                    obs_idx = np.nonzero(ms[n * P:(n + 1) * P])[0]
-                    if len(obs_idx):
-                        last = xs[n * P + obs_idx[-1]]
-                    s, ss, cnt = run if cfg["norm"] == "causal" else tot
-                    mu, sigma = 0.0, 1.0
-                    if cfg["norm"] != "none" and cnt > 0:
-                        mu = s / cnt
-                        sigma = math.sqrt(max(0.0, ss / cnt - mu * mu) + eps)
-                    for p in range(P):
-                        t = n * P + p
-                        if ms[t]:
-                            feats[b, n, p * C + c] = (xs[t] - mu) / sigma
-                            feats[b, n, P * C + p * C + c] = 1.0
-                    slot = 0 if last_only else n
-                    if last_only and n != N - 1:
-                        continue
-                    base = last if (cfg["target"] == "delta" and last is not None) else mu
-                    scale[b, slot, 0, c] = sigma
-                    offset[b, slot, 0, c] = base
-        t = lambda a: torch.tensor(a, dtype=self.dtype)
+        m = obs.reshape(B, L, C) != 0
+        x = np.where(m, ctx.reshape(B, L, C).astype(np.float64), 0.0)
+        # Sums over each patch's observed values, [B, N, C].
+        s = x.reshape(B, N, P, C).sum(axis=2)
+        ss = (x * x).reshape(B, N, P, C).sum(axis=2)
+        k = m.reshape(B, N, P, C).sum(axis=2).astype(np.float64)
+        if cfg["norm"] == "causal":  # patches 0..n
+            s, ss, k = (np.cumsum(a, axis=1) for a in (s, ss, k))
+        elif cfg["norm"] == "instance":  # the whole context, for every n
+            s, ss, k = (np.broadcast_to(a.sum(axis=1, keepdims=True), (B, N, C)) for a in (s, ss, k))
+        if cfg["norm"] == "none":
+            mu, sigma = np.zeros((B, N, C)), np.ones((B, N, C))
+        else:
+            safe = np.maximum(k, 1.0)
+            mu = np.where(k > 0, s / safe, 0.0)
+            var = np.maximum(0.0, ss / safe - mu * mu)
+            sigma = np.where(k > 0, np.sqrt(var + cfg["norm_eps"]), 1.0)
+        # Last observed value at or before the end of each patch (mu if none).
+        t = np.arange(L)[None, :, None]
+        last_idx = np.maximum.accumulate(np.where(m, t, -1), axis=1)[:, P - 1::P, :]  # [B, N, C]
+        last = np.take_along_axis(x, np.maximum(last_idx, 0), axis=1)
+        base = np.where((last_idx >= 0) & (cfg["target"] == "delta"), last, mu)
+        mu_t = np.repeat(mu, P, axis=1)  # per step, [B, L, C]
+        sg_t = np.repeat(sigma, P, axis=1)
+        val = np.where(m, (x - mu_t) / sg_t, 0.0).astype(np.float32).reshape(B, N, P * C)
+        feats = np.concatenate([val, m.astype(np.float32).reshape(B, N, P * C)], axis=2)
+        sel = slice(N - 1, N) if last_only else slice(0, N)
+        scale = sigma[:, sel, None, :].astype(np.float32)
+        offset = base[:, sel, None, :].astype(np.float32)
+        t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=self.dtype)
         return t(feats), t(scale), t(offset)
 
     def linear(self, x, name, act=None):
