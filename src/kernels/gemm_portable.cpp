@@ -3,26 +3,46 @@
 // unpacked path for tiny products where packing would cost more than it saves.
 #include <algorithm>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+// _mm512_reduce_add_ps expands through _mm256_undefined_pd(), which GCC 12 misreports
+// under -Wmaybe-uninitialized once inlined (false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "gemm_internal.hpp"
 
 namespace attnfc::kernels::gemm_detail {
 
 void store_tile_generic(const float* acc, int ld, const TileStore& st) {
+  // Same arithmetic as the per-element form alpha*acc (+ beta*c | c +) (+ bias), then
+  // act; split into simple loops the compiler vectorises, with the activation's switch
+  // hoisted out of the element loop.
+  const float alpha = st.alpha, beta = st.beta;
   for (int r = 0; r < st.rows; ++r) {
     float* c = st.C + static_cast<long>(r) * st.ldc;
     const float* a = acc + static_cast<long>(r) * ld;
-    for (int j = 0; j < st.cols; ++j) {
-      float v = st.alpha * a[j];
-      if (st.first) {
-        if (st.beta != 0.0f) v += st.beta * c[j];
-      } else {
-        v = c[j] + v;
-      }
-      if (st.last) {
-        if (st.bias) v += st.bias[j];
-        v = apply_activation(st.act, v);
-      }
-      c[j] = v;
+    const int n = st.cols;
+    if (!st.first) {
+      for (int j = 0; j < n; ++j) c[j] = c[j] + alpha * a[j];
+    } else if (beta != 0.0f) {
+      for (int j = 0; j < n; ++j) c[j] = alpha * a[j] + beta * c[j];
+    } else {
+      for (int j = 0; j < n; ++j) c[j] = alpha * a[j];
+    }
+    if (!st.last) continue;
+    if (st.bias) {
+      for (int j = 0; j < n; ++j) c[j] += st.bias[j];
+    }
+    switch (st.act) {
+      case Activation::None:
+        break;
+      case Activation::Relu:
+        for (int j = 0; j < n; ++j) c[j] = c[j] > 0.0f ? c[j] : 0.0f;
+        break;
+      default:
+        for (int j = 0; j < n; ++j) c[j] = apply_activation(st.act, c[j]);
+        break;
     }
   }
 }
@@ -49,6 +69,45 @@ void kernel_4x16(int kc, const float* pa, const float* pb, const TileStore& st) 
 
 KernelSpec portable_spec() { return {kMr, kNr, &kernel_4x16}; }
 
+namespace {
+
+constexpr int kCols = 4;    // dot products computed together (independent chains)
+constexpr int kLanes = 16;  // partial sums per dot product
+
+// out[c] = sum_k a[k * sa_k] * b[c][k] for c < cols: kCols dot products at once so the
+// chains of different columns overlap. The summation order depends only on K.
+// Columns beyond `cols` alias the last one and are discarded.
+void dot_columns(const float* a, long sa_k, const float* const b[kCols], int K, float* out,
+                 int cols) {
+#if defined(__AVX512F__)
+  if (sa_k == 1) {
+    __m512 acc[kCols];
+    for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
+    for (int k = 0; k < K; k += 16) {
+      const __mmask16 m = K - k >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (K - k)) - 1u);
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
+      for (int c = 0; c < kCols; ++c) {
+        acc[c] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b[c] + k), acc[c]);
+      }
+    }
+    for (int c = 0; c < cols; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
+    return;
+  }
+#endif
+  float part[kCols][kLanes] = {};
+  for (int k = 0; k < K; ++k) {
+    const float av = a[k * sa_k];
+    for (int c = 0; c < kCols; ++c) part[c][k % kLanes] += av * b[c][k];
+  }
+  for (int c = 0; c < cols; ++c) {
+    float s = 0.0f;
+    for (int l = 0; l < kLanes; ++l) s += part[c][l];
+    out[c] = s;
+  }
+}
+
+}  // namespace
+
 // Row by row, in chunks of kChunk columns kept on the stack. With op(B) row-major the
 // chunk is an axpy over k (vectorised over columns); with B stored N x K each element
 // is a dot product over contiguous k, summed in kLanes fixed partial sums.
@@ -56,7 +115,6 @@ void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, cons
                 int lda, const float* B, int ldb, float beta, float* C, int ldc,
                 const Epilogue& ep) {
   constexpr int kChunk = 64;
-  constexpr int kLanes = 8;
   alignas(64) float acc[kChunk];
   const long sa_i = transA ? 1 : lda;  // stride of op(A) along i
   const long sa_k = transA ? lda : 1;  // stride of op(A) along k
@@ -72,17 +130,13 @@ void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, cons
           for (int j = 0; j < nb; ++j) acc[j] += a * b[j];
         }
       } else {
-        for (int j = 0; j < nb; ++j) {
-          const float* b = B + static_cast<long>(j0 + j) * ldb;
-          float part[kLanes] = {};
-          int k = 0;
-          for (; k + kLanes <= K; k += kLanes) {
-            for (int l = 0; l < kLanes; ++l) part[l] += arow[(k + l) * sa_k] * b[k + l];
+        for (int j = 0; j < nb; j += kCols) {
+          const int cols = std::min(kCols, nb - j);
+          const float* b[kCols];
+          for (int c = 0; c < kCols; ++c) {
+            b[c] = B + static_cast<long>(j0 + j + std::min(c, cols - 1)) * ldb;
           }
-          for (; k < K; ++k) part[k % kLanes] += arow[k * sa_k] * b[k];
-          float s = 0.0f;
-          for (int l = 0; l < kLanes; ++l) s += part[l];
-          acc[j] = s;
+          dot_columns(arow, sa_k, b, K, acc + j, cols);
         }
       }
       const TileStore st{C + static_cast<long>(i) * ldc + j0, ldc, 1, nb, alpha, beta, true,
