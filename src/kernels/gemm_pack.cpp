@@ -20,10 +20,12 @@ namespace {
 // Three rounds of lane shuffles (unpack, shuffle_ps, two shuffle_f32x4) per 256 floats.
 inline void transpose16(__m512 r[16]) {
   __m512 t[16], u[16];
+#pragma GCC unroll 8
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 16; i += 4) {
     u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
     u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
@@ -31,6 +33,7 @@ inline void transpose16(__m512 r[16]) {
     u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   // u[4q + j] holds columns j, j+4, j+8, j+12 (one per 128-bit chunk) of rows 4q..4q+3.
+#pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
     const __m512 v0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
     const __m512 v1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
@@ -51,13 +54,16 @@ void gather_transpose16(const float* src, long ld, int rows, int kc, int lanes, 
   for (int k0 = 0; k0 < kc; k0 += 16) {
     const int kn = std::min(16, kc - k0);
     const __mmask16 in_mask = static_cast<__mmask16>((1u << kn) - 1u);
+    // Fully unrolled with constant indices so that r[] lives in registers.
     __m512 r[16];
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
       r[i] = i < rows ? _mm512_maskz_loadu_ps(in_mask, src + i * ld + k0) : _mm512_setzero_ps();
     }
     transpose16(r);
-    for (int t = 0; t < kn; ++t) {
-      _mm512_mask_storeu_ps(dst + static_cast<long>(k0 + t) * stride, out_mask, r[t]);
+#pragma GCC unroll 16
+    for (int t = 0; t < 16; ++t) {
+      if (t < kn) _mm512_mask_storeu_ps(dst + static_cast<long>(k0 + t) * stride, out_mask, r[t]);
     }
   }
 }
