@@ -102,11 +102,15 @@ function median(s,    n, a, i, j, v) {
 }
 function count(s,    a) { return split(s, a, " ") }
 function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
-# Ratio that reads "how many times better than the reference": throughput metrics
-# (".../s") are higher-is-better, times and memory are lower-is-better.
+# Ratio that reads "how many times better than the reference": metrics whose unit is a
+# time or a size ("fwd+bwd ms", "state MiB") are lower-is-better, everything else
+# (GFLOP/s, Gelem/s, "MB/s per CPU-second", ...) is higher-is-better.
+function lower_is_better(metric) {
+  return metric ~ /(^|[ _])(ns|us|ms|s|seconds|KiB|MiB|GiB|KB|MB|GB|bytes)$/
+}
 function better(metric, v, r) {
   if (v == "" || r == "" || v + 0 == 0 || r + 0 == 0) return ""
-  return (metric ~ /\/s$/) ? v / r : r / v
+  return lower_is_better(metric) ? r / v : v / r
 }
 {
   t = $1; line = $2
@@ -122,8 +126,16 @@ function better(metric, v, r) {
   if (rn != "") refname[row] = rn
 }
 END {
-  # Table.
-  hdr = sprintf("%-10s %-28s %-11s", "bench", "case", "metric")
+  # Table, with columns as wide as the longest name.
+  wb = 5; wc = 4; wm = 6
+  for (r = 1; r <= nrows; ++r) {
+    split(rows[r], parts, SUBSEP)
+    if (length(parts[1]) > wb) wb = length(parts[1])
+    if (length(parts[2]) > wc) wc = length(parts[2])
+    if (length(parts[3]) > wm) wm = length(parts[3])
+  }
+  rowfmt = "%-" wb "s  %-" wc "s  %-" wm "s"
+  hdr = sprintf(rowfmt, "bench", "case", "metric")
   for (i = 1; i <= nts; ++i) hdr = hdr sprintf(" | %9s %9s %7s", "ours@" ts[i], "ref@" ts[i], "better")
   print hdr
   sep = hdr; gsub(/./, "-", sep); print sep
@@ -132,7 +144,7 @@ END {
     split(rows[r], parts, SUBSEP)
     if (parts[1] != prev && prev != "") print ""
     prev = parts[1]
-    lineout = sprintf("%-10s %-28s %-11s", parts[1], parts[2], parts[3])
+    lineout = sprintf(rowfmt, parts[1], parts[2], parts[3])
     for (i = 1; i <= nts; ++i) {
       k = rows[r] SUBSEP ts[i]
       mv = (k in vals) ? median(vals[k]) : ""
@@ -145,7 +157,7 @@ END {
     print lineout
   }
   print ""
-  print "ours/ref = medians over runs; \"better\" = how many times better than the reference (throughput: ours/ref; time, memory: ref/ours)."
+  print "ours/ref: medians over runs. better: how many times better than the reference (throughput: ours/ref; time, memory: ref/ours)."
   # JSON.
   printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"runs\": %d,\n  \"results\": [", esc(host), esc(cpu), nproc, date, commit, runs > json
   first = 1
