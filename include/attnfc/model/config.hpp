@@ -43,9 +43,9 @@ struct ModelConfig {
 
   int d_model = 64;   // [1, 4096], divisible by n_heads
   int n_heads = 4;    // [1, 256]
-  int n_layers = 3;   // [0, 64]
+  int n_layers = 2;   // [0, 64]
   int ff_mult = 4;    // [1, 16]: feed-forward width ff_mult * d_model
-  float dropout = 0.1f;  // [0, 0.9]
+  float dropout = 0.2f;  // [0, 0.9]
   float layernorm_eps = 1e-5f;  // (0, 0.1]
 
   LossPositions loss_positions = LossPositions::kAll;
