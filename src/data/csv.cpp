@@ -4,6 +4,9 @@
 #include "attnfc/data/csv.hpp"
 
 #include <sys/stat.h>
+#if defined(__AVX512BW__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -23,6 +26,35 @@ using detail::quote_token;
 using detail::trim_blanks;
 
 namespace {
+
+// First delimiter, '\n' or '\r' in [p, end), or end. Most cells are short, so
+// one 64-byte (or 32-byte) compare usually finds it; the scalar loop handles the tail.
+inline const char* find_field_end(const char* p, const char* end, char delim) {
+#if defined(__AVX512BW__)
+  const __m512i vd = _mm512_set1_epi8(delim), vn = _mm512_set1_epi8('\n'),
+                vr = _mm512_set1_epi8('\r');
+  while (end - p >= 64) {
+    const __m512i x = _mm512_loadu_si512(p);
+    const uint64_t m = _mm512_cmpeq_epi8_mask(x, vd) | _mm512_cmpeq_epi8_mask(x, vn) |
+                       _mm512_cmpeq_epi8_mask(x, vr);
+    if (m) return p + __builtin_ctzll(m);
+    p += 64;
+  }
+#elif defined(__AVX2__)
+  const __m256i vd = _mm256_set1_epi8(delim), vn = _mm256_set1_epi8('\n'),
+                vr = _mm256_set1_epi8('\r');
+  while (end - p >= 32) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, vd), _mm256_cmpeq_epi8(x, vn)),
+                                        _mm256_cmpeq_epi8(x, vr));
+    const uint32_t m = static_cast<uint32_t>(_mm256_movemask_epi8(hit));
+    if (m) return p + __builtin_ctz(m);
+    p += 32;
+  }
+#endif
+  while (p < end && *p != delim && *p != '\n' && *p != '\r') ++p;
+  return p;
+}
 
 class Tokenizer {
  public:
@@ -46,10 +78,7 @@ class Tokenizer {
         read_quoted(begin, size, field_col);
       } else {
         begin = pos_;
-        const char* p = text_.data() + pos_;
-        const char* end = text_.data() + n;
-        const char d = delim_;
-        while (p < end && *p != d && *p != '\n' && *p != '\r') ++p;
+        const char* p = find_field_end(text_.data() + pos_, text_.data() + n, delim_);
         size = static_cast<size_t>(p - (text_.data() + pos_));
         pos_ += size;
       }
@@ -177,9 +206,13 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
   const size_t ncols = fields;
 
   // Reserve for the number of lines so the hot loop does not reallocate.
+  // Every cell ends at a delimiter or a line end, which bounds the count even
+  // for a wide header over short (ragged) lines.
   const size_t lines_hint = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-  t.cell_begin_.reserve(lines_hint * ncols);
-  t.cell_size_.reserve(lines_hint * ncols);
+  const size_t cells_bound =
+      static_cast<size_t>(std::count(text.begin(), text.end(), delimiter)) + lines_hint;
+  t.cell_begin_.reserve(std::min(lines_hint * ncols, cells_bound));
+  t.cell_size_.reserve(std::min(lines_hint * ncols, cells_bound));
   t.row_line_.reserve(lines_hint);
   while (tok.next_record(t.cell_begin_, t.cell_size_, fields, line)) {
     if (fields != ncols) {
@@ -240,7 +273,7 @@ size_t CsvTable::column_index(std::string_view name) const {
     if (header_[i] != name) continue;
     if (found) {
       throw InputError(locate(source_, 1, static_cast<long>(i + 1),
-                              "column '" + std::string(name) + "' appears twice (columns " +
+                              "column '" + quote_token(name) + "' appears twice (columns " +
                                   std::to_string(*found + 1) + " and " + std::to_string(i + 1) +
                                   "); expected unique column names"));
     }
@@ -249,7 +282,7 @@ size_t CsvTable::column_index(std::string_view name) const {
   if (!found) {
     std::string list;
     for (size_t i = 0; i < header_.size() && i < 30; ++i) {
-      list += (i ? ", " : "") + header_[i];
+      list += (i ? ", " : "") + quote_token(header_[i]);
     }
     if (header_.size() > 30) list += ", ...";
     throw InputError(locate(source_, 1, 0,
@@ -261,7 +294,7 @@ size_t CsvTable::column_index(std::string_view name) const {
 
 std::string CsvTable::locate_cell(size_t row, size_t column, const std::string& what) const {
   return locate(source_, static_cast<long>(line_of(row)), static_cast<long>(column + 1),
-                "column '" + header_[column] + "': " + what);
+                "column '" + quote_token(header_[column]) + "': " + what);
 }
 
 bool is_missing_token(std::string_view cell) {
@@ -282,6 +315,69 @@ bool is_missing_token(std::string_view cell) {
   }
 }
 
+namespace {
+
+// Clinger's fast path: a decimal with at most 19 digits whose integer mantissa
+// is below 2^53 and whose power of ten is within +-22 is a correctly rounded
+// double after one multiplication or division (both operands are exact).
+// Everything else (and anything unusual) is left to std::from_chars.
+// SWAR digit parsing: eight ASCII digits loaded as one little-endian word.
+inline bool all_eight_digits(uint64_t v) {
+  return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+         0x3333333333333333ull;
+}
+// Folds digit pairs, then quads, then the two halves; byte 0 is the first digit.
+inline uint32_t eight_digits_value(uint64_t v) {
+  v -= 0x3030303030303030ull;
+  v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;
+  v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;
+  v = (v * 10000 + (v >> 32)) & 0xFFFFFFFFull;
+  return static_cast<uint32_t>(v);
+}
+
+bool parse_simple_decimal(const char* p, const char* end, double& out) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool negative = *p == '-';
+  p += negative;
+  uint64_t mantissa = 0;
+  int digits = 0, fraction_digits = 0;
+  const char* start = p;
+  while (p < end && static_cast<unsigned>(*p - '0') < 10) {
+    mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
+    ++p;
+  }
+  digits = static_cast<int>(p - start);
+  if (p < end && *p == '.') {
+    const char* frac = ++p;
+    // Eight fraction digits at a time while they last (and at most 19 digits in all).
+    while (end - p >= 8 && digits + (p - frac) + 8 <= 19) {
+      uint64_t eight;
+      std::memcpy(&eight, p, 8);
+      if (!all_eight_digits(eight)) break;
+      mantissa = mantissa * 100000000 + eight_digits_value(eight);
+      p += 8;
+    }
+    while (p < end && static_cast<unsigned>(*p - '0') < 10) {
+      mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
+      ++p;
+    }
+    fraction_digits = static_cast<int>(p - frac);
+  }
+  // Exponents, long mantissas and stray text go the slow, exact way.
+  if (p != end || digits + fraction_digits == 0 || digits + fraction_digits > 19 ||
+      mantissa > (uint64_t{1} << 53) || fraction_digits > 22) {
+    return false;
+  }
+  double v = static_cast<double>(mantissa);
+  if (fraction_digits) v /= kPow10[fraction_digits];
+  out = negative ? -v : v;
+  return true;
+}
+
+}  // namespace
+
 bool parse_number(std::string_view cell, double& out) {
   const char* p = cell.data();
   const char* end = p + cell.size();
@@ -289,6 +385,7 @@ bool parse_number(std::string_view cell, double& out) {
   while (end > p && (end[-1] == ' ' || end[-1] == '\t')) --end;
   if (p < end && *p == '+') ++p;
   if (p == end) return false;
+  if (parse_simple_decimal(p, end, out)) return true;
   const auto r = std::from_chars(p, end, out);
   return r.ec == std::errc() && r.ptr == end && std::isfinite(out);
 }

@@ -5,6 +5,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/series.hpp"
+#include "internal.hpp"
 
 namespace attnfc::data {
 
@@ -43,7 +44,7 @@ Scaler Scaler::fit(const TimeSeries& series, RowRange rows) {
       ++count;
     }
     if (count == 0) {
-      throw InputError(series.source + ": scaler: channel '" + series.channels[c] +
+      throw InputError(series.source + ": scaler: channel '" + detail::quote_token(series.channels[c]) +
                        "' has no observed value in the training rows; expected at least one");
     }
     const double m = sum / static_cast<double>(count);

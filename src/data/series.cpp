@@ -23,7 +23,9 @@ std::string lower(std::string_view s) {
 
 std::string join(const std::vector<std::string>& names, size_t limit = 30) {
   std::string out;
-  for (size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
+  for (size_t i = 0; i < names.size() && i < limit; ++i) {
+    out += (i ? ", " : "") + quote_token(names[i]);
+  }
   if (names.size() > limit) out += ", ...";
   return out;
 }
@@ -190,12 +192,12 @@ std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOpti
       const size_t c = table.column_index(name);
       if (is_time(c)) {
         throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
-                                "column '" + name +
+                                "column '" + quote_token(name) +
                                     "' is the time column; expected it not to be a value column"));
       }
       if (std::find(cols.begin(), cols.end(), c) != cols.end()) {
         throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
-                                "column '" + name + "' is listed twice; expected each value "
+                                "column '" + quote_token(name) + "' is listed twice; expected each value "
                                                     "column once"));
       }
       cols.push_back(c);
@@ -258,13 +260,13 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
   size_t ncols_missing = 0;
   for (const ColumnState& c : cols) {
     if (c.missing == 0) continue;
-    per_column += std::string(ncols_missing++ ? ", " : "") + table.header()[c.col] + " (" +
+    per_column += std::string(ncols_missing++ ? ", " : "") + quote_token(table.header()[c.col]) + " (" +
                   std::to_string(c.missing) + ")";
   }
   std::string where;
   for (size_t i = 0; i < first.size(); ++i) {
     where += std::string(i ? ", " : "") + "line " + std::to_string(table.line_of(first[i].first)) +
-             " column " + table.header()[cols[first[i].second].col];
+             " column " + quote_token(table.header()[cols[first[i].second].col]);
   }
   const auto [row, k] = first.front();
   throw InputError(table.locate_cell(
@@ -388,15 +390,27 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
     return !explicit_columns && (st.dropped || !st.seen_number || is_row_counter(st));
   });
   if (cols.empty()) {
+    // Name a text column that may have been meant as numbers (e.g. decimal commas).
+    std::string hint;
+    for (size_t c : candidate_value_columns(table, opt, time_cols)) {
+      for (size_t r = 0; r < n && hint.empty(); ++r) {
+        const std::string_view cell = table.cell(r, c);
+        if (!is_missing_token(cell)) {
+          hint = " (column '" + quote_token(table.header()[c]) + "' holds text such as '" +
+                 quote_token(cell) + "' on line " + std::to_string(table.line_of(r)) + ")";
+        }
+      }
+      if (!hint.empty()) break;
+    }
     throw InputError(locate(table.source(), 1, 0,
-                            "found no numeric value columns among: " + join(table.header()) +
+                            "found no numeric value columns among: " + join(table.header()) + hint +
                                 "; expected at least one column of numbers besides the time"));
   }
   size_t total_missing = 0;
   for (const ColumnState& st : cols) {
     if (!st.seen_number) {
       throw InputError(locate(table.source(), 1, static_cast<long>(st.col + 1),
-                              "column '" + table.header()[st.col] +
+                              "column '" + quote_token(table.header()[st.col]) +
                                   "': found no values at all, expected numbers"));
     }
     total_missing += st.missing;

@@ -4,8 +4,7 @@
 //
 // Accepted: a UTF-8 byte-order mark, LF or CRLF line ends (a lone CR too), an
 // optional final newline, double-quoted fields with "" escapes and embedded
-// delimiters or newlines, any single-byte delimiter. Blank lines are skipped
-// when the header has more than one column.
+// delimiters or newlines, any single-byte delimiter. Blank lines are skipped.
 // Rejected with an InputError naming file:line:column: an empty file, a file
 // with a header but no data rows, ragged rows, an unterminated quote, text
 // after a closing quote, and binary data (NUL bytes).
