@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
 
   cli::register_version_info(app);
   cli::register_attention(app);
+  cli::register_inspect(app);
 
   try {
     app.parse(argc, argv);

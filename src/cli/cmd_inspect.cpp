@@ -1,0 +1,232 @@
+// attnfc inspect: what attnfc makes of a CSV file, through the same reader that
+// train and predict use (so what inspect accepts, they accept).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/data/csv.hpp"
+#include "attnfc/data/series.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+using namespace attnfc::data;
+
+struct InspectOptions {
+  std::string path;
+  std::string time_column;
+  std::vector<std::string> columns;
+  std::string delimiter = ",";
+  std::string missing = "error";
+  std::string frequency;
+  int width = 48;  // sparkline characters
+};
+
+char parse_delimiter(const std::string& text) {
+  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  if (text == "comma") return ',';
+  if (text == "semicolon") return ';';
+  if (text == "space") return ' ';
+  if (text.size() == 1) return text[0];
+  throw InputError("--delimiter: found '" + text +
+                   "', expected one character such as ',' or ';', or tab/comma/semicolon/space");
+}
+
+struct Stats {
+  double min = 0, max = 0, mean = 0, sd = 0;
+  size_t count = 0;
+};
+
+Stats channel_stats(const TimeSeries& s, size_t c) {
+  Stats st;
+  double sum = 0;
+  for (size_t r = 0; r < s.rows(); ++r) {
+    if (!s.is_observed(r, c)) continue;
+    const double v = s.value(r, c);
+    if (st.count == 0 || v < st.min) st.min = v;
+    if (st.count == 0 || v > st.max) st.max = v;
+    sum += v;
+    ++st.count;
+  }
+  if (st.count == 0) return st;
+  st.mean = sum / static_cast<double>(st.count);
+  double ss = 0;
+  for (size_t r = 0; r < s.rows(); ++r) {
+    if (s.is_observed(r, c)) ss += (s.value(r, c) - st.mean) * (s.value(r, c) - st.mean);
+  }
+  st.sd = std::sqrt(ss / static_cast<double>(st.count));
+  return st;
+}
+
+// One block character per bin of rows, from the bin's mean of observed values,
+// scaled between the lowest and highest bin mean so the shape fills the height;
+// a blank where a bin has no observed value at all.
+std::string sparkline(const TimeSeries& s, size_t c, size_t width) {
+  static const char* kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  const size_t n = s.rows();
+  width = std::max<size_t>(1, std::min(width, n));
+  std::vector<double> mean(width, std::nan(""));
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (size_t b = 0; b < width; ++b) {
+    double sum = 0;
+    size_t k = 0;
+    for (size_t r = b * n / width; r < (b + 1) * n / width; ++r) {
+      if (s.is_observed(r, c)) sum += s.value(r, c), ++k;
+    }
+    if (k == 0) continue;
+    mean[b] = sum / static_cast<double>(k);
+    lo = any ? std::min(lo, mean[b]) : mean[b];
+    hi = any ? std::max(hi, mean[b]) : mean[b];
+    any = true;
+  }
+  std::string out;
+  for (size_t b = 0; b < width; ++b) {
+    if (std::isnan(mean[b])) {
+      out += ' ';
+      continue;
+    }
+    const double x = hi > lo ? (mean[b] - lo) / (hi - lo) : 0.5;
+    out += kBlocks[std::clamp(static_cast<int>(x * 8.0), 0, 7)];
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string pad(std::string s, size_t width) {
+  // Pads by bytes; names are usually ASCII, and a long one just pushes the row right.
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+int run_inspect(const InspectOptions& o) {
+  CsvOptions opt;
+  opt.path = o.path;
+  opt.delimiter = parse_delimiter(o.delimiter);
+  opt.value_columns = o.columns;
+  opt.frequency = o.frequency;
+  const MissingPolicy policy = parse_missing_policy(o.missing);
+  // Inspect reports missing values instead of refusing them; the note below
+  // says what the chosen policy will do in train/predict.
+  opt.missing = policy == MissingPolicy::kError ? MissingPolicy::kMask : policy;
+  const CsvTable table = CsvTable::read_file(o.path, opt.delimiter);
+  if (!o.time_column.empty()) {
+    // "year,month,day,hour" names composite time columns unless one column has that name.
+    if (o.time_column.find(',') != std::string::npos && !table.find_column(o.time_column)) {
+      size_t start = 0;
+      while (start <= o.time_column.size()) {
+        const size_t comma = std::min(o.time_column.find(',', start), o.time_column.size());
+        opt.time_columns.push_back(o.time_column.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else {
+      opt.time_column = o.time_column;
+    }
+  }
+  const TimeSeries s = load_series(table, opt);
+  const std::vector<ColumnSummary> cols = summarize_columns(table);
+
+  std::printf("file       %s\n", o.path.c_str());
+  std::printf("rows       %zu\n", s.rows());
+  std::string time_cols;
+  for (const std::string& t : s.time_columns) time_cols += (time_cols.empty() ? "" : ", ") + t;
+  std::printf("time       %s%s: %s .. %s\n", time_cols.c_str(),
+              s.time_columns.size() > 1 ? " (composite)" : "",
+              s.format_time(s.timestamps.front()).c_str(),
+              s.format_time(s.timestamps.back()).c_str());
+  std::printf("frequency  %s (%s)\n", s.frequency.name().c_str(),
+              s.frequency_inferred ? "inferred" : "given");
+  if (s.gaps.empty()) {
+    std::printf("gaps       none\n");
+  } else {
+    std::printf("gaps       %zu (%lld missing periods%s)\n", s.gaps.size(),
+                static_cast<long long>(s.total_missing_periods),
+                s.off_grid_steps ? (", " + std::to_string(s.off_grid_steps) + " off the grid").c_str()
+                                 : "");
+    for (size_t i = 0; i < s.gaps.size() && i < 5; ++i) {
+      const Gap& g = s.gaps[i];
+      std::printf("           line %llu: %s -> %s (%s)\n",
+                  static_cast<unsigned long long>(table.line_of(g.row)),
+                  s.format_time(g.before).c_str(), s.format_time(g.after).c_str(),
+                  g.missing_periods < 0 ? "off the grid"
+                                        : (std::to_string(g.missing_periods) + " missing").c_str());
+    }
+    if (s.gaps.size() > 5) std::printf("           ... %zu more\n", s.gaps.size() - 5);
+  }
+  std::printf("missing    %zu value%s", s.total_missing(), s.total_missing() == 1 ? "" : "s");
+  if (s.total_missing() == 0) {
+    std::printf("\n");
+  } else if (policy == MissingPolicy::kError) {
+    std::printf(" (train/predict refuse them by default; choose --missing ffill, interpolate or mask)\n");
+  } else {
+    std::printf(" (filled by policy '%s')\n", to_string(policy));
+  }
+
+  std::printf("\ncolumns    %zu (%zu value channel%s)\n", cols.size(), s.num_channels(),
+              s.num_channels() == 1 ? "" : "s");
+  std::printf("  %-3s %s %-8s %-6s %-9s %-9s %-9s %-9s %s\n", "#", pad("name", 10).c_str(), "type",
+              "role", "missing", "min", "max", "mean", "std");
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const ColumnSummary& col = cols[c];
+    const std::string& name = table.header()[c];
+    const bool is_time =
+        std::find(s.time_columns.begin(), s.time_columns.end(), name) != s.time_columns.end();
+    const auto ch = std::find(s.channels.begin(), s.channels.end(), name);
+    std::string role = is_time ? "time" : ch != s.channels.end() ? "value" : "-";
+    std::printf("  %-3zu %s %-8s %-6s ", c + 1, pad(name.empty() ? "(unnamed)" : name, 10).c_str(),
+                to_string(col.kind), role.c_str());
+    std::string miss = std::to_string(col.missing);
+    if (col.missing) {
+      miss += " (" + num(100.0 * static_cast<double>(col.missing) / static_cast<double>(s.rows())) + "%)";
+    }
+    std::printf("%-9s ", miss.c_str());
+    if (ch != s.channels.end()) {
+      const size_t k = static_cast<size_t>(ch - s.channels.begin());
+      const Stats st = channel_stats(s, k);
+      std::printf("%-9s %-9s %-9s %-9s %s\n", num(st.min).c_str(), num(st.max).c_str(),
+                  num(st.mean).c_str(), num(st.sd).c_str(),
+                  sparkline(s, k, static_cast<size_t>(o.width)).c_str());
+    } else if (col.kind == ColumnKind::kText) {
+      std::printf("e.g. '%s' (line %llu)\n", col.first_text.c_str(),
+                  static_cast<unsigned long long>(table.line_of(col.first_text_row)));
+    } else {
+      std::printf("%s\n", is_time ? "" : "not a value column (name it with --columns to use it)");
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect", "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
+                 "gaps, missing values, statistics and a sparkline per column");
+  sub->add_option("file", o->path, "CSV file")->required();
+  sub->add_option("--time-column", o->time_column,
+                  "time column, or composite columns such as year,month,day,hour "
+                  "(default: found from the header)");
+  sub->add_option("--columns", o->columns, "value columns, comma-separated (default: all numeric)")
+      ->delimiter(',');
+  sub->add_option("--delimiter", o->delimiter, "field delimiter: one character, or tab (default ,)");
+  sub->add_option("--missing", o->missing,
+                  "missing-value policy to preview: error|ffill|interpolate|mask (default error)");
+  sub->add_option("--frequency", o->frequency, "frequency such as 1h, 1d, B, 1mo (default: inferred)");
+  sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
+      ->check(CLI::Range(1, 1000));
+  on_selected(sub, [o] { return run_inspect(*o); });
+}
+
+}  // namespace attnfc::cli
