@@ -42,10 +42,15 @@ if [[ ${#programs[@]} -eq 0 ]]; then
   exit 2
 fi
 
+load_start=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 raw=$(mktemp)
 trap 'rm -f "$raw" "$raw.json"' EXIT
 failed=0
-echo "bench.sh: ${#programs[@]} programs x threads {$threads_list} x $runs runs; load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')" >&2
+echo "bench.sh: ${#programs[@]} programs x threads {$threads_list} x $runs runs; load average $load_start" >&2
+if awk -v l="$load_start" -v n="$(nproc 2>/dev/null || echo 1)" 'BEGIN { exit !(l > 0.5 * n) }'; then
+  echo "bench.sh: warning: the machine is busy (load $load_start); multi-thread numbers will suffer," \
+       "most with OpenMP's default spin-waiting (OMP_WAIT_POLICY=passive is more robust)" >&2
+fi
 for t in $threads_list; do
   for ((r = 1; r <= runs; ++r)); do
     for p in "${programs[@]}"; do
@@ -75,8 +80,10 @@ out_dir=${BENCH_OUT:-"$repo_root/bench/results"}
 mkdir -p "$out_dir"
 out_file="$out_dir/$slug-$stamp.json"
 
+load_end=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 awk -F'\t' -v json="$raw.json" -v host="$host" -v cpu="$cpu" -v date="$stamp" \
-    -v commit="$commit" -v runs="$runs" -v nproc="$(nproc 2>/dev/null || echo 0)" '
+    -v commit="$commit" -v runs="$runs" -v nproc="$(nproc 2>/dev/null || echo 0)" \
+    -v load_start="$load_start" -v load_end="$load_end" -v wait_policy="${OMP_WAIT_POLICY:-}" '
 function str(line, key,    m) {
   if (match(line, "\"" key "\":\"[^\"]*\"")) {
     m = substr(line, RSTART, RLENGTH); sub("^\"" key "\":\"", "", m); sub("\"$", "", m); return m
@@ -159,7 +166,8 @@ END {
   print ""
   print "ours/ref: medians over runs. better: how many times better than the reference (throughput: ours/ref; time, memory: ref/ours)."
   # JSON.
-  printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"runs\": %d,\n  \"results\": [", esc(host), esc(cpu), nproc, date, commit, runs > json
+  printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"runs\": %d,\n", esc(host), esc(cpu), nproc, date, commit, runs > json
+  printf "  \"load_average_start\": %.2f,\n  \"load_average_end\": %.2f,\n  \"omp_wait_policy\": \"%s\",\n  \"results\": [", load_start, load_end, esc(wait_policy) > json
   first = 1
   for (r = 1; r <= nrows; ++r) {
     split(rows[r], parts, SUBSEP)
