@@ -49,6 +49,49 @@ bool batch_collapsible(const Tensor& t, int64_t* batch_stride) {
   return true;
 }
 
+// Leading dims as outer x inner batches, each with one stride per operand: all in
+// `inner` when they collapse, else (4-d only) dim 0 outer and dim 1 inner. The
+// latter covers head-split views ([B, L, H, D] permuted to [B, H, L, D]) with no copy.
+struct Batches {
+  int outer = 1, inner = 1;
+  int64_t outer_stride = 0, inner_stride = 0;
+};
+
+void split_batches(const Tensor& A, const Tensor& B, const Tensor& C, Batches* ba, Batches* bb,
+                   Batches* bc) {
+  const int nd = C.ndim();
+  int64_t lead = 1;
+  for (int d = 0; d < nd - 2; ++d) lead *= C.size(d);
+  int64_t sa = 0, sb = 0;
+  const bool ca = batch_collapsible(A, &sa), cb = batch_collapsible(B, &sb);
+  if (ca && cb) {
+    const int n = static_cast<int>(lead);
+    *ba = {1, n, 0, sa};
+    *bb = {1, n, 0, sb};
+    *bc = {1, n, 0, C.size(-2) * C.size(-1)};
+    return;
+  }
+  // Only 4-d tensors have two leading dims that can fail to collapse.
+  auto two_level = [](const Tensor& t) {
+    return Batches{static_cast<int>(t.size(0)), static_cast<int>(t.size(1)), t.stride(0),
+                   t.stride(1)};
+  };
+  *ba = two_level(A);
+  *bb = two_level(B);
+  *bc = two_level(C);
+}
+
+// C[o, i] = beta C + op(A[o, i]) . op(B[o, i]) over all batches.
+void batched_gemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const Batches& ba,
+                  const float* B, int ldb, const Batches& bb, float beta, float* C, int ldc,
+                  const Batches& bc) {
+  for (int o = 0; o < bc.outer; ++o) {
+    kernels::gemm_strided_batched(ta, tb, M, N, K, 1.0f, A + o * ba.outer_stride, lda,
+                                  ba.inner_stride, B + o * bb.outer_stride, ldb, bb.inner_stride,
+                                  beta, C + o * bc.outer_stride, ldc, bc.inner_stride, bc.inner);
+  }
+}
+
 // ---------------------------------------------------------------- linear
 // Forward:  Z[M, out] = X[M, in] . W^T + b;  Y = act(Z)
 // Backward: dZ = dY * act'(Z);  dX += dZ . W (NN);  dW += dZ^T . X (TN);  db += colsum(dZ)
@@ -129,28 +172,22 @@ void matmul_backward(const TensorNode& n) {
   const int lda = static_cast<int>(n.iarg[2]), ldb = static_cast<int>(n.iarg[3]);
   const int M = static_cast<int>(n.out.size(-2)), N = static_cast<int>(n.out.size(-1));
   const int K = static_cast<int>(n.farg[0]);  // exact: K < 2^24 is checked in matmul()
-  const int batch = static_cast<int>(n.out.numel() / (static_cast<int64_t>(M) * N));
-  int64_t sa = 0, sb = 0;
-  batch_collapsible(A, &sa);
-  batch_collapsible(B, &sb);
-  const int64_t sc = static_cast<int64_t>(M) * N;
+  if (n.out.numel() == 0 || K == 0) return;
+  Batches ba, bb, bc;
+  split_batches(A, B, n.out, &ba, &bb, &bc);
   const float* dC = n.out.grad();
   if (A.requires_grad()) {
     if (!ta) {
-      kernels::gemm_strided_batched(false, !tb, M, K, N, 1.0f, dC, N, sc, B.data(), ldb, sb, 1.0f,
-                                    A.grad(), lda, sa, batch);
+      batched_gemm(false, !tb, M, K, N, dC, N, bc, B.data(), ldb, bb, 1.0f, A.grad(), lda, ba);
     } else {
-      kernels::gemm_strided_batched(tb, true, K, M, N, 1.0f, B.data(), ldb, sb, dC, N, sc, 1.0f,
-                                    A.grad(), lda, sa, batch);
+      batched_gemm(tb, true, K, M, N, B.data(), ldb, bb, dC, N, bc, 1.0f, A.grad(), lda, ba);
     }
   }
   if (B.requires_grad()) {
     if (!tb) {
-      kernels::gemm_strided_batched(!ta, false, K, N, M, 1.0f, A.data(), lda, sa, dC, N, sc, 1.0f,
-                                    B.grad(), ldb, sb, batch);
+      batched_gemm(!ta, false, K, N, M, A.data(), lda, ba, dC, N, bc, 1.0f, B.grad(), ldb, bb);
     } else {
-      kernels::gemm_strided_batched(true, ta, N, K, M, 1.0f, dC, N, sc, A.data(), lda, sa, 1.0f,
-                                    B.grad(), ldb, sb, batch);
+      batched_gemm(true, ta, N, K, M, dC, N, bc, A.data(), lda, ba, 1.0f, B.grad(), ldb, bb);
     }
   }
 }
@@ -246,32 +283,33 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta_user, bool tb_user
   }
   if (K >= (int64_t{1} << 24)) op_error("matmul", "inner dimension too large");
   // Physical layouts: the user's transpose flag composes with the storage order.
-  auto prepare = [&](const Tensor& t, bool user_t, MatrixLayout* l, int64_t* bs) {
+  // Only a matrix without a unit stride needs a (taped) copy; leading dims are handled
+  // by split_batches whatever their strides.
+  auto prepare = [&](const Tensor& t, bool user_t, MatrixLayout* l) {
     Tensor u = t;
     *l = matrix_layout(u.size(-2), u.size(-1), u.stride(-2), u.stride(-1));
-    if (!l->ok || !batch_collapsible(u, bs)) {
+    if (!l->ok) {
       u = u.contiguous();
       *l = {true, false, u.size(-1)};
-      batch_collapsible(u, bs);
     }
     l->trans = l->trans != user_t;
     return u;
   };
   MatrixLayout la, lb;
-  int64_t sa = 0, sb = 0;
-  const Tensor A = prepare(a_in, ta_user, &la, &sa);
-  const Tensor B = prepare(b_in, tb_user, &lb, &sb);
+  const Tensor A = prepare(a_in, ta_user, &la);
+  const Tensor B = prepare(b_in, tb_user, &lb);
   Shape cs = a_in.shape();
   cs.dims[nd - 2] = M;
   cs.dims[nd - 1] = N;
   TensorNode* node;
   Tensor c = make_output(cs, "matmul", matmul_backward, {&A, &B}, &node);
-  const int batch = checked_int(cs.numel() / std::max<int64_t>(M * N, 1), "matmul");
+  checked_int(cs.numel() / std::max<int64_t>(M * N, 1), "matmul");
   if (cs.numel() > 0) {
-    kernels::gemm_strided_batched(
-        la.trans, lb.trans, checked_int(M, "matmul"), checked_int(N, "matmul"),
-        checked_int(K, "matmul"), 1.0f, A.data(), checked_int(la.ld, "matmul"), sa, B.data(),
-        checked_int(lb.ld, "matmul"), sb, 0.0f, c.data(), static_cast<int>(N), M * N, batch);
+    Batches ba, bb, bc;
+    split_batches(A, B, c, &ba, &bb, &bc);
+    batched_gemm(la.trans, lb.trans, checked_int(M, "matmul"), checked_int(N, "matmul"),
+                 checked_int(K, "matmul"), A.data(), checked_int(la.ld, "matmul"), ba, B.data(),
+                 checked_int(lb.ld, "matmul"), bb, 0.0f, c.data(), static_cast<int>(N), bc);
   }
   if (node) {
     node->in[0] = A;

@@ -55,6 +55,24 @@ TEST_CASE("forward: linear and matmul read views correctly") {
       }
 }
 
+TEST_CASE("forward: matmul on head-split 4-d views (non-collapsible leading dims)") {
+  ag::Graph g;
+  ag::GraphScope scope(g);
+  const Tensor q = rand_tensor({2, 5, 3, 4}, 11), k = rand_tensor({2, 5, 3, 4}, 12);
+  const Tensor qh = q.permute({0, 2, 1, 3}), kh = k.permute({0, 2, 1, 3});  // [2, 3, 5, 4]
+  const Tensor s = ag::matmul(qh, kh, false, true);                         // [2, 3, 5, 5]
+  CHECK(s.shape() == Shape{2, 3, 5, 5});
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 3; ++h)
+      for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 5; ++j) {
+          double z = 0;
+          for (int d = 0; d < 4; ++d)
+            z += static_cast<double>(q.at({b, i, h, d})) * k.at({b, j, h, d});
+          CHECK(s.at({b, h, i, j}) == doctest::Approx(z).epsilon(kTol));
+        }
+}
+
 TEST_CASE("forward: attention on packed views matches naive attention") {
   ag::Graph g;
   ag::GraphScope scope(g);

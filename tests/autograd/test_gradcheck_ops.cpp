@@ -87,8 +87,10 @@ TEST_CASE("gradcheck: matmul with every transpose combination and batching") {
 
 TEST_CASE("gradcheck: matmul on 4-d head views (K = 1 and 33)") {
   ag::ParameterSet ps;
-  const Tensor q = leaf(ps, {1, 3, 2, 33}, -1, 1, 14);  // [B, L, H, D] -> heads via permute
-  const Tensor k = leaf(ps, {1, 3, 2, 33}, -1, 1, 15);
+  // [B, L, H, D] -> [B, H, L, D] via permute: the leading dims do not collapse, so
+  // matmul runs B batched GEMMs over H, reading the views in place.
+  const Tensor q = leaf(ps, {2, 3, 2, 33}, -1, 1, 14);
+  const Tensor k = leaf(ps, {2, 3, 2, 33}, -1, 1, 15);
   CHECK_GRADS((std::vector<Tensor>{q, k}), [&] {
     return ag::matmul(q.permute({0, 2, 1, 3}), k.permute({0, 2, 1, 3}), false, true);
   });
