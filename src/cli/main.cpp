@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
 
   cli::register_version_info(app);
   cli::register_attention(app);
-  cli::register_inspect(app);
+  cli::register_train(app);
+  cli::register_predict(app);
+  cli::register_evaluate(app);
 
   try {
     app.parse(argc, argv);

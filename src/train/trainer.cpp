@@ -20,7 +20,6 @@
 #include "attnfc/data/window.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
-#include "attnfc/train/evaluate.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
 
@@ -114,28 +113,6 @@ double validation_mse(const model::PatchTransformer& m, const data::WindowSample
     }
   }
   return samples > 0 ? sum / static_cast<double>(samples) : std::nan("");
-}
-
-// The model beside the baselines on one split part, same windows, both units.
-nlohmann::json score_split(const model::PatchTransformer& m, const std::vector<float>& eval_values,
-                           const data::TimeSeries& series, const data::Scaler& scaler,
-                           const data::RowRange& targets, const std::vector<NamedForecaster>& base,
-                           const std::vector<double>& mase_scaled,
-                           const std::vector<double>& mase_original, int eval_batch) {
-  const int C = static_cast<int>(series.num_channels());
-  const auto& cfg = m.config();
-  std::vector<NamedForecaster> all{{"attnfc", model_forecaster(m, C)}};
-  all.insert(all.end(), base.begin(), base.end());
-  WindowProtocol p{cfg.context_length, cfg.horizon, static_cast<int64_t>(targets.begin),
-                   static_cast<int64_t>(targets.end), eval_batch};
-  auto unscale = [&scaler](float* v, int64_t rows) { scaler.inverse_transform(v, rows); };
-  const auto scored = evaluate_windows({eval_values.data(), static_cast<int64_t>(series.rows()), C},
-                                       unscale, p, mase_scaled, mase_original, all);
-  spdlog::info("{} windows, target rows [{}, {}):\n{}", p.windows(), targets.begin, targets.end,
-               format_table(scored));
-  return {{"windows", p.windows()},
-          {"target_rows", {targets.begin, targets.end}},
-          {"models", to_json(scored)}};
 }
 
 }  // namespace
@@ -310,30 +287,19 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   model::Checkpoint::read(model_path).load_into(net);
   TrainResult result{TrainResult::Status::kFinished, st.epoch, st.stopper.best_epoch() + 1,
                      st.stopper.best(), st.global_step, nullptr};
-  const std::vector<float> eval_values = scaled_with_gaps(series, scaler);
-  const SeriesRef train_rows{eval_values.data() + split.train.begin * C,
-                             static_cast<int64_t>(split.train.size()), C};
-  int period = 1;
-  const auto base = baseline_forecasters(train_rows, static_cast<int>(L), static_cast<int>(H), 0, &period);
-  const std::vector<double> mase_s = mase_scale(train_rows.data, train_rows.rows, C, period);
-  std::vector<float> train_orig(train_rows.data, train_rows.data + train_rows.rows * C);
-  scaler.inverse_transform(train_orig.data(), train_rows.rows);
-  const std::vector<double> mase_o = mase_scale(train_orig.data(), train_rows.rows, C, period);
-  nlohmann::json metrics = {{"best_epoch", result.best_epoch},
-                            {"best_val_loss", result.best_val_loss},
-                            {"epochs_run", result.epochs_run},
-                            {"steps", result.steps},
-                            {"parameters", net.num_parameters()},
-                            {"seasonal_period", period},
-                            {"train_seconds", 0.0}};
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
-  metrics["train_seconds"] = total_seconds;
-  metrics["val"] = score_split(net, eval_values, series, scaler, split.val_targets(), base, mase_s,
-                               mase_o, tc.eval_batch_size);
-  if (tc.evaluate_test)
-    metrics["test"] = score_split(net, eval_values, series, scaler, split.test_targets(), base,
-                                  mase_s, mase_o, tc.eval_batch_size);
+  std::vector<std::string> parts{"val"};
+  if (tc.evaluate_test) parts.push_back("test");
+  std::string table;
+  nlohmann::json metrics = evaluate_model(net, series, scaler, split, parts, tc.eval_batch_size, &table);
+  spdlog::info("best epoch {} of {}:\n{}", result.best_epoch, result.epochs_run, table);
+  metrics.update({{"best_epoch", result.best_epoch},
+                  {"best_val_loss", result.best_val_loss},
+                  {"epochs_run", result.epochs_run},
+                  {"steps", result.steps},
+                  {"parameters", net.num_parameters()},
+                  {"train_seconds", total_seconds}});
   write_file_atomic(metrics_path, metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

@@ -1,0 +1,95 @@
+// attnfc predict: forecast the rows after the last one of a CSV with a trained model.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/train/loaded_model.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+struct PredictArgs {
+  std::string model, input, output;
+  int horizon = 0;
+};
+
+int run_predict(const PredictArgs& a) {
+  const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  data::TimeSeries series = lm.read_series(a.input);
+  const int C = static_cast<int>(series.num_channels());
+  const int L = lm.context();
+  const int H = a.horizon > 0 ? a.horizon : lm.horizon();
+  if (!series.frequency.known()) {
+    // Too few rows to infer it: continue at the frequency the model was trained on.
+    if (lm.frequency == "unknown" || lm.frequency.empty())
+      throw InputError(a.input + ": cannot tell the time step of the series, so the forecast "
+                       "has no timestamps; give data.frequency in the training config");
+    series.frequency = data::Frequency::parse(lm.frequency);
+  }
+
+  // The last L rows (front-padded with missing values when the file is shorter), scaled.
+  const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
+  const auto rows = static_cast<int64_t>(series.rows());
+  std::vector<float> ctx(static_cast<size_t>(L) * C, std::nanf(""));
+  const int64_t take = std::min<int64_t>(L, rows);
+  for (int64_t t = 0; t < take; ++t)
+    for (int c = 0; c < C; ++c) {
+      const size_t src = static_cast<size_t>(rows - take + t) * C + c;
+      ctx[static_cast<size_t>(L - take + t) * C + c] =
+          series.observed[src] ? values[src] : std::nanf("");
+    }
+  std::vector<float> forecast(static_cast<size_t>(H) * C);
+  train::model_forecaster(*lm.model, C, H)(ctx.data(), 1, forecast.data());
+  lm.scaler.inverse_transform(forecast.data(), H);
+
+  const std::vector<int64_t> stamps = series.future_timestamps(H);
+  std::string time_name = series.time_columns.size() == 1 ? series.time_columns[0] : "date";
+  std::string csv = time_name;
+  for (const auto& c : series.channels) csv += "," + c;
+  csv += "\n";
+  char buf[64];
+  for (int h = 0; h < H; ++h) {
+    csv += series.format_time(stamps[h]);
+    for (int c = 0; c < C; ++c) {
+      std::snprintf(buf, sizeof buf, ",%.7g", forecast[static_cast<size_t>(h) * C + c]);
+      csv += buf;
+    }
+    csv += "\n";
+  }
+  if (a.output.empty() || a.output == "-") {
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+  } else {
+    write_file_atomic(a.output, csv);
+    std::fprintf(stderr, "forecast of %d steps x %d columns -> %s\n", H, C, a.output.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_predict(CLI::App& app) {
+  auto a = std::make_shared<PredictArgs>();
+  CLI::App* sub = app.add_subcommand("predict", "Forecast the steps after the last row of a CSV");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc predict --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
+      "  attnfc predict --model runs/demo/model.safetensors --input new.csv --horizon 192 \\\n"
+      "                 --output forecast.csv\n"
+      "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
+      "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
+      "by feeding forecasts back in.");
+  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
+  sub->add_option("--input,-i", a->input, "CSV with the history to forecast from")->required();
+  sub->add_option("--horizon", a->horizon, "Steps to forecast (default: the model's horizon)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--output,-o", a->output, "Forecast CSV (default: standard output)");
+  on_selected(sub, [a] { return run_predict(*a); });
+}
+
+}  // namespace attnfc::cli

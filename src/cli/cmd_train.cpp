@@ -1,0 +1,119 @@
+// attnfc train: read a run config, train, keep the best model, score it beside the baselines.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/config.hpp"
+#include "attnfc/train/trainer.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+// First Ctrl-C: finish the current step, save a resumable checkpoint, exit.
+// A second one: the default action (immediate exit) for a user who cannot wait.
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+struct TrainArgs {
+  std::string config, out;
+  std::vector<std::string> sets;
+  bool resume = false;
+};
+
+int run_train(const TrainArgs& a) {
+  namespace fs = std::filesystem;
+  if (a.config.empty() && !a.resume)
+    throw InputError("train: --config is required (or --resume with --out to continue a run)");
+  std::string out = a.out;
+  if (out.empty()) {
+    if (a.config.empty()) throw InputError("train: --resume needs --out (the run folder)");
+    out = (fs::path("runs") / fs::path(a.config).stem()).string();
+  }
+  const std::string config_path = a.config.empty() ? train::run_file(out, "config.json") : a.config;
+  if (!fs::exists(config_path))
+    throw InputError(config_path + (a.config.empty() ? ": no saved config in the run folder"
+                                                      : ": config file not found"));
+  nlohmann::json root = model::load_json_file(config_path);
+  train::apply_overrides(root, a.sets);
+  const train::RunConfig cfg = train::parse_run_config(root);
+
+  train::TrainOptions opt;
+  opt.out_dir = out;
+  opt.resume = a.resume;
+  opt.interrupt = &g_interrupted;
+  opt.tty = ::isatty(STDERR_FILENO) != 0;
+  g_interrupted.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction previous {};
+  ::sigaction(SIGINT, &sa, &previous);
+  std::unique_ptr<struct sigaction, void (*)(struct sigaction*)> restore(
+      &previous, [](struct sigaction* p) { ::sigaction(SIGINT, p, nullptr); });
+
+  const train::TrainResult r = train::train(cfg, opt);
+  switch (r.status) {
+    case train::TrainResult::Status::kAlreadyFinished:
+      std::printf("%s: this run already finished (see %s); nothing to resume\n", out.c_str(),
+                  train::run_file(out, "metrics.json").c_str());
+      return 0;
+    case train::TrainResult::Status::kInterrupted:
+      std::printf("interrupted after %lld steps; resume with: attnfc train --out %s --resume\n",
+                  static_cast<long long>(r.steps), out.c_str());
+      return 130;  // the shell convention for "stopped by Ctrl-C"
+    case train::TrainResult::Status::kFinished:
+      break;
+  }
+  std::printf("trained %d epochs (%lld steps); best epoch %d, validation MSE %.5f\n", r.epochs_run,
+              static_cast<long long>(r.steps), r.best_epoch, r.best_val_loss);
+  for (const char* part : {"val", "test"}) {
+    if (!r.metrics.contains(part)) continue;
+    const auto& models = r.metrics[part]["models"];
+    std::printf("%-5s MSE (scaled):", part);
+    for (auto it = models.begin(); it != models.end(); ++it)
+      std::printf("  %s %.4f", it.key().c_str(), it.value()["scaled"]["mse"].get<double>());
+    std::printf("\n");
+  }
+  std::printf("model   -> %s\nlog     -> %s\nmetrics -> %s\n",
+              train::run_file(out, "model.safetensors").c_str(),
+              train::run_file(out, "train_log.csv").c_str(),
+              train::run_file(out, "metrics.json").c_str());
+  return 0;
+}
+
+}  // namespace
+
+void register_train(CLI::App& app) {
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* sub = app.add_subcommand("train", "Train a forecaster from a JSON run config");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc train --config configs/default.json --out runs/demo\n"
+      "  attnfc train --config configs/etth1_S.json --set train.lr=3e-4 --set model.d_model=128\n"
+      "  attnfc train --out runs/demo --resume      # continue after Ctrl-C\n"
+      "The run folder gets config.json, model.safetensors (best epoch), checkpoint.safetensors,\n"
+      "train_log.csv and metrics.json. Ctrl-C saves a resumable checkpoint and exits with 130.\n"
+      "Config keys: docs/CONFIG.md.");
+  sub->add_option("--config,-c", a->config, "Run config (JSON with data, model, train sections)");
+  sub->add_option("--set", a->sets, "Override a config key: section.key=value (repeatable)")
+      ->type_name("KEY=VALUE");
+  sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
+  sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
+  on_selected(sub, [a] { return run_train(*a); });
+}
+
+}  // namespace attnfc::cli

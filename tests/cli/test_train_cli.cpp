@@ -1,0 +1,205 @@
+// attnfc train / predict / evaluate as a user runs them: end to end on a slice of ETTh1,
+// Ctrl-C and --resume, and every error path with its message and exit code.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "attnfc/model/safetensors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+Run sh(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Run run_attnfc(const std::string& args) { return sh(std::string(ATTNFC_BINARY) + " " + args); }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A scratch folder holding the first 700 rows of ETTh1 and a micro config that trains in
+// a few seconds.
+struct Fixture {
+  std::string dir, csv, config;
+  Fixture() {
+    dir = (fs::temp_directory_path() / ("attnfc_cli_train_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    csv = dir + "/etth1_head.csv";
+    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+    std::ofstream out(csv);
+    std::string line;
+    for (int i = 0; i < 701 && std::getline(in, line); ++i) out << line << "\n";
+    config = dir + "/micro.json";
+    write(config, R"({
+  "data": {"path": ")" + csv + R"(", "columns": ["OT"],
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 2, "dropout": 0.1},
+  "train": {"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 12, "lr": 0.003, "seed": 3}
+})");
+  }
+  ~Fixture() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
+  Fixture f;
+  const std::string run = f.dir + "/run";
+  Run r = run_attnfc("train --config " + f.config + " --out " + run);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("best epoch") != std::string::npos);
+  for (const char* file : {"config.json", "model.safetensors", "train_log.csv", "metrics.json"})
+    CHECK(fs::exists(run + "/" + file));
+  CHECK(slurp(run + "/train_log.csv").rfind("epoch,steps,train_loss,val_loss", 0) == 0);
+
+  // Forecast to stdout: header, then 8 rows continuing hourly after the last row.
+  r = run_attnfc("predict --model " + run + "/model.safetensors --input " + f.csv);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.rfind("date,OT\n2016-07-30 04:00:00,", 0) == 0);  // row 700 was 03:00
+  int lines = 0;
+  for (char c : r.out) lines += c == '\n';
+  CHECK(lines == 1 + 8);
+  // Beyond the model's horizon by rollout, to a file.
+  r = run_attnfc("predict --model " + run + "/model.safetensors --input " + f.csv +
+             " --horizon 20 --output " + f.dir + "/fc.csv");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  const std::string fc = slurp(f.dir + "/fc.csv");
+  CHECK(fc.find("2016-07-30 23:00:00,") != std::string::npos);  // the 20th step
+  CHECK(fc.find("nan") == std::string::npos);
+
+  r = run_attnfc("evaluate --model " + run + "/model.safetensors --input " + f.csv +
+             " --split all --json " + f.dir + "/eval.json");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  for (const char* name : {"attnfc", "repeat-last", "seasonal-naive", "nlinear", "MASE"})
+    CHECK(r.out.find(name) != std::string::npos);
+  const std::string json = slurp(f.dir + "/eval.json");
+  CHECK(json.find("\"windows\": 113") != std::string::npos);  // 120 - 8 + 1, none dropped
+
+  // The same run again refuses to overwrite it.
+  r = run_attnfc("train --config " + f.config + " --out " + run);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--resume") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C saves a resumable checkpoint and --resume ends bit for bit where an "
+          "uninterrupted run ends") {
+  Fixture f;
+  const std::string bin = ATTNFC_BINARY;
+  Run r = run_attnfc("train --config " + f.config + " --out " + f.dir + "/a");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  // Interrupt as soon as training has started (config.json is written just before the loop).
+  r = sh(bin + " train --config " + f.config + " --out " + f.dir + "/b > " + f.dir +
+         "/b.log 2>&1 & pid=$!; i=0; while [ ! -f " + f.dir +
+         "/b/config.json ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done; kill -INT $pid; "
+         "wait $pid; echo rc=$?");
+  const std::string log = slurp(f.dir + "/b.log");
+  if (r.out.find("rc=0") != std::string::npos) {
+    WARN_MESSAGE(false, "training finished before the signal arrived; resume not exercised");
+  } else {
+    REQUIRE_MESSAGE(r.out.find("rc=130") != std::string::npos, std::string(r.out + log));
+    CHECK(log.find("--resume") != std::string::npos);
+    CHECK(fs::exists(f.dir + "/b/checkpoint.safetensors"));
+    CHECK_FALSE(fs::exists(f.dir + "/b/metrics.json"));
+    r = run_attnfc("train --out " + f.dir + "/b --resume");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+  }
+  CHECK(slurp(f.dir + "/a/model.safetensors") == slurp(f.dir + "/b/model.safetensors"));
+  // The last state too: parameters and AdamW moments (its metadata holds timings).
+  const auto ca = attnfc::model::safetensors::read(f.dir + "/a/checkpoint.safetensors");
+  const auto cb = attnfc::model::safetensors::read(f.dir + "/b/checkpoint.safetensors");
+  REQUIRE(ca.tensors.size() == cb.tensors.size());
+  for (size_t i = 0; i < ca.tensors.size(); ++i) {
+    CAPTURE(ca.tensors[i].name);
+    CHECK(ca.tensors[i].values == cb.tensors[i].values);
+  }
+  r = run_attnfc("train --out " + f.dir + "/b --resume");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("already finished") != std::string::npos);
+}
+
+TEST_CASE("every subcommand has --help with an example") {
+  for (const char* sub : {"train", "predict", "evaluate"}) {
+    CAPTURE(sub);
+    const Run r = run_attnfc(std::string(sub) + " --help");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("Example") != std::string::npos);
+  }
+}
+
+TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
+  Fixture f;
+  auto expect = [](const Run& r, const std::string& text) {
+    CAPTURE(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(text) != std::string::npos);
+  };
+  // Missing files.
+  expect(run_attnfc("train --config " + f.dir + "/nope.json"), "nope.json: config file not found");
+  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir + "/none.csv --out " +
+                f.dir + "/r1"),
+         "none.csv");
+  expect(run_attnfc("predict --model " + f.dir + "/none.safetensors --input " + f.csv),
+         "model file not found");
+  expect(run_attnfc("predict --input " + f.csv), "--model");
+  // Bad config: syntax, unknown key, out of range, bad override.
+  write(f.dir + "/syntax.json", "{\n  \"train\": {\"epochs\": 2,}\n}\n");
+  expect(run_attnfc("train --config " + f.dir + "/syntax.json"), "syntax.json:2:");
+  expect(run_attnfc("train --config " + f.config + " --set train.learning_rate=0.1 --out " + f.dir + "/r2"),
+         "train.learning_rate");
+  expect(run_attnfc("train --config " + f.config + " --set train.epochs=0 --out " + f.dir + "/r3"),
+         "train.epochs");
+  expect(run_attnfc("train --config " + f.config + " --set nonsense --out " + f.dir + "/r4"),
+         "expected section.key=value");
+  // Bad CSV: a ragged row names the file and line.
+  write(f.dir + "/ragged.csv", "date,OT\n2020-01-01 00:00:00,1\n2020-01-01 01:00:00,2,3\n");
+  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir + "/ragged.csv --out " +
+                f.dir + "/r5"),
+         "ragged.csv:3");
+  // Incompatible checkpoints: not a safetensors file; a model for other columns.
+  write(f.dir + "/junk.safetensors", "this is not a model");
+  expect(run_attnfc("predict --model " + f.dir + "/junk.safetensors --input " + f.csv),
+         "junk.safetensors");
+  Run r = run_attnfc("train --config " + f.config + " --out " + f.dir + "/ok");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  write(f.dir + "/other.csv", "date,load\n2020-01-01 00:00:00,1\n2020-01-01 01:00:00,2\n");
+  expect(run_attnfc("predict --model " + f.dir + "/ok/model.safetensors --input " + f.dir + "/other.csv"),
+         "OT");
+  // Unwritable outputs.
+  expect(run_attnfc("predict --model " + f.dir + "/ok/model.safetensors --input " + f.csv +
+                " --output " + f.dir + "/no/such/dir/fc.csv"),
+         "cannot write");
+  write(f.dir + "/afile", "x");
+  expect(run_attnfc("train --config " + f.config + " --out " + f.dir + "/afile/run"),
+         "cannot create the output folder");
+  // Nothing to resume.
+  expect(run_attnfc("train --out " + f.dir + "/empty --resume"), "no saved config");
+}
