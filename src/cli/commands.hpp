@@ -13,6 +13,7 @@ using Handler = std::function<int()>;
 // Registration hooks; main() calls each one once.
 void register_version_info(CLI::App& app);
 void register_attention(CLI::App& app);  // cmd_attention.cpp
+void register_inspect(CLI::App& app);    // cmd_inspect.cpp
 void register_train(CLI::App& app);      // cmd_train.cpp
 void register_predict(CLI::App& app);    // cmd_predict.cpp
 void register_evaluate(CLI::App& app);   // cmd_evaluate.cpp

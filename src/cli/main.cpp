@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
 
   cli::register_version_info(app);
   cli::register_attention(app);
+  cli::register_inspect(app);
   cli::register_train(app);
   cli::register_predict(app);
   cli::register_evaluate(app);
