@@ -10,6 +10,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "inputs.hpp"
+#include "model_ops.hpp"
 
 namespace attnfc::model {
 
@@ -139,9 +140,9 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     x = ag::add(embed_.forward(hidden), embed_skip_.forward(in.features));
   }
   if (config_.positional == PositionalEncoding::kLearned) {
-    x = ag::add(x, pos_embedding_);
+    x = detail::add_positional(x, pos_embedding_);
   } else if (config_.positional == PositionalEncoding::kSinusoidal) {
-    x = ag::add(x, ag::from_data({N, d}, sinusoid_.data()));
+    x = detail::add_positional(x, ag::from_data({N, d}, sinusoid_.data()));
   }
   x = ag::dropout(x, p, site_seed(options, 0), train);
 
@@ -161,7 +162,7 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
 
   // Head and output de-normalisation: pred = head(x) * sigma + base, [B, n_out, H, C].
   const ag::Tensor raw = head_.forward(x).reshape({B, n_out, H, C});
-  return ag::add(ag::mul(raw, in.scale), in.offset);
+  return detail::scale_shift(raw, in.scale, in.offset);
 }
 
 ag::Tensor PatchTransformer::forward(const ag::Tensor& context, const ag::Tensor& observed,
