@@ -83,15 +83,21 @@ int cores_from_cpuinfo(const std::set<int>& cpus) {
   return static_cast<int>(cores.size());
 }
 
-// CPU limit from a cgroup v2 quota ("max 100000" or "200000 100000"), 0 if none.
+// CPU limit from a cgroup quota (v2 "cpu.max": "max 100000" or "200000 100000";
+// v1 "cpu.cfs_quota_us" / "cpu.cfs_period_us", -1 = none), 0 if there is none.
 int cgroup_cpu_limit() {
-  std::ifstream in("/sys/fs/cgroup/cpu.max");
-  std::string quota;
-  long period = 0;
-  if (!(in >> quota >> period) || quota == "max" || period <= 0) return 0;
-  const long q = std::strtol(quota.c_str(), nullptr, 10);
-  if (q <= 0) return 0;
-  return static_cast<int>(std::max(1L, (q + period - 1) / period));
+  long quota = 0, period = 0;
+  std::ifstream v2("/sys/fs/cgroup/cpu.max");
+  std::string q;
+  if (v2 >> q >> period) {
+    if (q == "max") return 0;
+    quota = std::strtol(q.c_str(), nullptr, 10);
+  } else if (!read_int("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", &quota) ||
+             !read_int("/sys/fs/cgroup/cpu/cpu.cfs_period_us", &period)) {
+    return 0;
+  }
+  if (quota <= 0 || period <= 0) return 0;
+  return static_cast<int>(std::max(1L, (quota + period - 1) / period));
 }
 
 int detect_physical_cores() {
