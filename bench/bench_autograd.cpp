@@ -38,6 +38,27 @@ void bench_overhead(const bench::Options& opt) {
   bench::emit("autograd", name, "ns/op", t / ops * 1e9);
 }
 
+void bench_broadcast(const bench::Options& opt) {
+  const std::string name = "broadcast add+mul [32,64,128] x [64,128], forward+backward";
+  if (!bench::selected(opt, name)) return;
+  ag::ParameterSet ps;
+  const ag::Tensor pe = ps.create("pe", {64, 128}), sc = ps.create("scale", {32, 1, 128});
+  ag::init_uniform(pe, 0.1f, 1);
+  ag::init_uniform(sc, 0.1f, 2);
+  std::vector<float> xs(32 * 64 * 128);
+  bench::fill_random(xs.data(), xs.size(), 3);
+  ag::Graph g;
+  const double t = bench::time_median(
+      [&] {
+        ag::GraphScope scope(g);
+        const ag::Tensor x = ag::from_data({32, 64, 128}, xs.data());
+        g.backward(ag::sum_all(ag::mul(ag::add(x, pe), sc)));
+        g.reset();
+      },
+      opt.min_seconds);
+  bench::emit("autograd", name, "Gelem/s", static_cast<double>(xs.size()) / t * 1e-9);
+}
+
 void bench_block_step(const bench::Options& opt) {
   const int B = 32, L = 64, D = 128, H = 4, F = 4 * D;
   const std::string name = "transformer block step B=32 L=64 d=128 h=4 ffn=512";
@@ -97,6 +118,7 @@ void bench_block_step(const bench::Options& opt) {
 int main(int argc, char** argv) {
   const bench::Options opt = bench::parse_args(argc, argv);
   bench_overhead(opt);
+  bench_broadcast(opt);
   bench_block_step(opt);
   return 0;
 }

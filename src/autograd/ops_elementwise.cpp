@@ -31,117 +31,149 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
   return s;
 }
 
-// Strides of t viewed as the broadcast shape `out` (left-padded to 4 dims).
+// Strides of t viewed as the broadcast shape (left-padded to 4 dims, 0 where broadcast).
 Dims4 bstrides(const Tensor& t) {
   return detail::pad_strides(t.shape(), t.strides());
 }
 
-bool has_reduction(const Tensor& t, const Dims4& out_dims) {
-  const Dims4 st = bstrides(t), td = detail::pad_dims(t.shape());
-  for (int i = 0; i < 4; ++i) {
-    if (out_dims[i] > 1 && (st[i] == 0 || td[i] == 1)) return true;
+// The loops below walk rows (padded dims 0..2) and run a tight inner loop over dim 3,
+// specialised for unit and zero (broadcast) strides so the compiler vectorises them.
+template <class F>
+void for_rows(const Dims4& d, bool parallel, F&& row) {
+  const int64_t rows = d[0] * d[1] * d[2];
+  auto body = [&](int64_t r) {
+    const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
+    row(a, b, c);
+  };
+  if (!parallel || rows < 2 || rows * d[3] < detail::kParallelMin) {
+    for (int64_t r = 0; r < rows; ++r) body(r);
+    return;
+  }
+#pragma omp parallel
+  {
+    kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) body(r);
+  }
+}
+
+// y[i] = f(a[i * sa], b[i * sb]) for i < n.
+template <class F>
+inline void map_row(float* y, const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
+                    F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  } else if (sa == 1 && sb == 0) {
+    const float v = *b;
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], v);
+  } else if (sa == 0 && sb == 1) {
+    const float u = *a;
+    for (int64_t i = 0; i < n; ++i) y[i] = f(u, b[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i * sa], b[i * sb]);
+  }
+}
+
+// g[i * sg] += f(dy[i], o[i * so], y[i]) for i < n; with sg == 0 the row's terms are
+// summed in index order first (a fixed order).
+template <class F>
+inline void grad_row(float* g, int64_t sg, const float* dy, const float* o, int64_t so,
+                     const float* y, int64_t n, F f) {
+  if (sg == 0) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; ++i) acc += f(dy[i], o[i * so], y[i]);
+    *g += acc;
+  } else if (sg == 1 && so == 1) {
+    for (int64_t i = 0; i < n; ++i) g[i] += f(dy[i], o[i], y[i]);
+  } else if (sg == 1 && so == 0) {
+    const float ov = *o;
+    for (int64_t i = 0; i < n; ++i) g[i] += f(dy[i], ov, y[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) g[i * sg] += f(dy[i], o[i * so], y[i]);
+  }
+}
+
+// True when t's gradient receives several output rows (broadcast along dims 0..2):
+// those rows must then be accumulated serially, in order.
+bool rows_reduce(const Tensor& t, const Dims4& out_dims) {
+  const Dims4 st = bstrides(t);
+  for (int i = 0; i < 3; ++i) {
+    if (out_dims[i] > 1 && st[i] == 0) return true;
   }
   return false;
 }
 
-// grad_t[bcast(i)] += dy[i] * coef(i). Broadcast operands receive sums over the
-// broadcast dims, accumulated serially in index order (fixed order).
-template <class Coef>
-void accumulate_grad(const Tensor& t, const Tensor& out, Coef&& coef) {
+// dt += f(dy, other, y) over the broadcast, for one operand t (the other is o).
+template <class F>
+void binary_grad(const Tensor& t, const Tensor& o, const Tensor& y, F f) {
   if (!t.requires_grad()) return;
-  const Dims4 d = detail::pad_dims(out.shape());
-  const Dims4 ts = bstrides(t), os = detail::pad_strides(out.shape(), out.strides());
+  const Dims4 d = detail::pad_dims(y.shape()), ts = bstrides(t), os = bstrides(o);
   float* g = t.grad();
-  const float* dy = out.grad();
-  auto body = [&](int64_t a, int64_t b, int64_t c, int64_t e) {
-    const int64_t o = detail::offset4(os, a, b, c, e);
-    g[detail::offset4(ts, a, b, c, e)] += dy[o] * coef(a, b, c, e, o);
-  };
-  if (has_reduction(t, d)) {
-    detail::loop4(d, body);
-  } else {
-    detail::loop4_parallel(d, body);
-  }
+  const float *od = o.data(), *yd = y.data(), *dy = y.grad();
+  for_rows(d, !rows_reduce(t, d), [&](int64_t a, int64_t b, int64_t c) {
+    const int64_t yo = ((a * d[1] + b) * d[2] + c) * d[3];
+    grad_row(g + detail::offset4(ts, a, b, c, 0), ts[3], dy + yo,
+             od + detail::offset4(os, a, b, c, 0), os[3], yd + yo, d[3], f);
+  });
 }
 
 void binary_backward(const TensorNode& n) {
   const Tensor &a = n.in[0], &b = n.in[1], &y = n.out;
-  const Dims4 as = bstrides(a), bs = bstrides(b);
-  const float *ad = a.data(), *bd = b.data(), *yd = y.data();
   switch (static_cast<BinOp>(n.iarg[0])) {
     case BinOp::Add:
-      accumulate_grad(a, y, [](int64_t, int64_t, int64_t, int64_t, int64_t) { return 1.0f; });
-      accumulate_grad(b, y, [](int64_t, int64_t, int64_t, int64_t, int64_t) { return 1.0f; });
+      binary_grad(a, b, y, [](float dy, float, float) { return dy; });
+      binary_grad(b, a, y, [](float dy, float, float) { return dy; });
       break;
     case BinOp::Sub:
-      accumulate_grad(a, y, [](int64_t, int64_t, int64_t, int64_t, int64_t) { return 1.0f; });
-      accumulate_grad(b, y, [](int64_t, int64_t, int64_t, int64_t, int64_t) { return -1.0f; });
+      binary_grad(a, b, y, [](float dy, float, float) { return dy; });
+      binary_grad(b, a, y, [](float dy, float, float) { return -dy; });
       break;
     case BinOp::Mul:
-      accumulate_grad(a, y, [&](int64_t i, int64_t j, int64_t k, int64_t l, int64_t) {
-        return bd[detail::offset4(bs, i, j, k, l)];
-      });
-      accumulate_grad(b, y, [&](int64_t i, int64_t j, int64_t k, int64_t l, int64_t) {
-        return ad[detail::offset4(as, i, j, k, l)];
-      });
+      binary_grad(a, b, y, [](float dy, float bv, float) { return dy * bv; });
+      binary_grad(b, a, y, [](float dy, float av, float) { return dy * av; });
       break;
     case BinOp::Div:
       // y = a / b:  da = dy / b,  db = -dy * y / b
-      accumulate_grad(a, y, [&](int64_t i, int64_t j, int64_t k, int64_t l, int64_t) {
-        return 1.0f / bd[detail::offset4(bs, i, j, k, l)];
-      });
-      accumulate_grad(b, y, [&](int64_t i, int64_t j, int64_t k, int64_t l, int64_t o) {
-        return -yd[o] / bd[detail::offset4(bs, i, j, k, l)];
-      });
+      binary_grad(a, b, y, [](float dy, float bv, float) { return dy / bv; });
+      binary_grad(b, b, y, [](float dy, float bv, float yv) { return -dy * yv / bv; });
       break;
   }
+}
+
+template <class F>
+void binary_forward(const Tensor& a, const Tensor& b, const Tensor& y, F f) {
+  const Dims4 d = detail::pad_dims(y.shape()), as = bstrides(a), bs = bstrides(b);
+  if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
+    // The common case (residual adds): one flat, vectorised loop.
+    const float *ad = a.data(), *bd = b.data();
+    float* yd = y.data();
+    detail::flat_loop(y.numel(), [&](int64_t i) { yd[i] = f(ad[i], bd[i]); });
+    return;
+  }
+  for_rows(d, true, [&](int64_t i, int64_t j, int64_t k) {
+    map_row(y.data() + ((i * d[1] + j) * d[2] + k) * d[3],
+            a.data() + detail::offset4(as, i, j, k, 0), as[3],
+            b.data() + detail::offset4(bs, i, j, k, 0), bs[3], d[3], f);
+  });
 }
 
 Tensor binary(const Tensor& a, const Tensor& b, BinOp op, const char* name) {
   const Shape s = broadcast_shape(a.shape(), b.shape(), name);
   TensorNode* node;
   Tensor y = make_output(s, name, binary_backward, {&a, &b}, &node);
-  float* yd = y.data();
-  const float *ad = a.data(), *bd = b.data();
-  if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
-    // The common case (residual adds): flat loops the compiler vectorises.
-    const int64_t n = s.numel();
-    switch (op) {
-      case BinOp::Add:
-        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] + bd[i]; });
-        break;
-      case BinOp::Sub:
-        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] - bd[i]; });
-        break;
-      case BinOp::Mul:
-        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] * bd[i]; });
-        break;
-      case BinOp::Div:
-        detail::flat_loop(n, [&](int64_t i) { yd[i] = ad[i] / bd[i]; });
-        break;
-    }
-  } else {
-    const Dims4 d = detail::pad_dims(s), as = bstrides(a), bs = bstrides(b);
-    const Dims4 ys = detail::pad_strides(s, y.strides());
-    detail::loop4_parallel(d, [&](int64_t i, int64_t j, int64_t k, int64_t l) {
-      const float u = ad[detail::offset4(as, i, j, k, l)], v = bd[detail::offset4(bs, i, j, k, l)];
-      float r = 0.0f;
-      switch (op) {
-        case BinOp::Add:
-          r = u + v;
-          break;
-        case BinOp::Sub:
-          r = u - v;
-          break;
-        case BinOp::Mul:
-          r = u * v;
-          break;
-        case BinOp::Div:
-          r = u / v;
-          break;
-      }
-      yd[detail::offset4(ys, i, j, k, l)] = r;
-    });
+  switch (op) {
+    case BinOp::Add:
+      binary_forward(a, b, y, [](float u, float v) { return u + v; });
+      break;
+    case BinOp::Sub:
+      binary_forward(a, b, y, [](float u, float v) { return u - v; });
+      break;
+    case BinOp::Mul:
+      binary_forward(a, b, y, [](float u, float v) { return u * v; });
+      break;
+    case BinOp::Div:
+      binary_forward(a, b, y, [](float u, float v) { return u / v; });
+      break;
   }
   if (node) {
     node->in[0] = a;

@@ -97,8 +97,12 @@ Tensor reduce(const Tensor& x, int dim_in, bool keepdim, bool is_mean, const cha
 void sum_all_backward(const TensorNode& n) {
   const Tensor& x = n.in[0];
   const float g = n.farg[0] * n.out.grad()[0];
-  const Dims4 d = detail::pad_dims(x.shape()), xs = detail::pad_strides(x.shape(), x.strides());
   float* dx = x.grad();
+  if (x.is_contiguous()) {
+    detail::flat_loop(x.numel(), [&](int64_t i) { dx[i] += g; });
+    return;
+  }
+  const Dims4 d = detail::pad_dims(x.shape()), xs = detail::pad_strides(x.shape(), x.strides());
   detail::loop4_parallel(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
     dx[detail::offset4(xs, a, b, c, e)] += g;
   });
@@ -108,13 +112,24 @@ Tensor reduce_all(const Tensor& x, bool is_mean, const char* name) {
   const int64_t count = x.numel();
   TensorNode* node;
   Tensor y = make_output(Shape{1}, name, sum_all_backward, {&x}, &node);
-  // Double accumulation in index order: accurate and thread-count independent.
+  // Double accumulation in a fixed order: accurate and thread-count independent.
   double acc = 0.0;
-  const Dims4 d = detail::pad_dims(x.shape()), xs = detail::pad_strides(x.shape(), x.strides());
   const float* xd = x.data();
-  detail::loop4(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
-    acc += xd[detail::offset4(xs, a, b, c, e)];
-  });
+  if (x.is_contiguous()) {
+    // Eight interleaved partial sums (vectorisable), combined in a fixed order.
+    double part[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+      for (int j = 0; j < 8; ++j) part[j] += xd[i + j];
+    }
+    for (; i < count; ++i) part[0] += xd[i];
+    acc = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  } else {
+    const Dims4 d = detail::pad_dims(x.shape()), xs = detail::pad_strides(x.shape(), x.strides());
+    detail::loop4(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
+      acc += xd[detail::offset4(xs, a, b, c, e)];
+    });
+  }
   const double factor = is_mean ? (count > 0 ? 1.0 / static_cast<double>(count) : 0.0) : 1.0;
   y.data()[0] = static_cast<float>(acc * factor);
   if (node) {
