@@ -57,20 +57,34 @@ LossView loss_view(const Tensor& pred, const Tensor& target, const Tensor& mask)
   return v;
 }
 
+// f(pred offset, target offset, mask offset) for every element, in index order; a flat
+// loop when all operands are contiguous (the usual case).
+template <class F>
+void for_each_element(const Tensor& pred, const Tensor& target, const Tensor& mask, F&& f) {
+  if (pred.is_contiguous() && target.is_contiguous() && (!mask.defined() || mask.is_contiguous())) {
+    const int64_t n = pred.numel();
+    for (int64_t i = 0; i < n; ++i) f(i, i, i);
+    return;
+  }
+  const LossView v = loss_view(pred, target, mask);
+  detail::loop4(v.dims, [&](int64_t i, int64_t j, int64_t k, int64_t l) {
+    f(detail::offset4(v.ps, i, j, k, l), detail::offset4(v.ts, i, j, k, l),
+      detail::offset4(v.ms, i, j, k, l));
+  });
+}
+
 // in: pred, target, mask; iarg[0]: kind; farg: 0 parameter, 1 1/sum(mask) (0 if empty).
 void loss_backward(const TensorNode& n) {
   const Tensor &pred = n.in[0], &target = n.in[1], &mask = n.in[2];
-  const LossView v = loss_view(pred, target, mask);
   const auto kind = static_cast<Loss>(n.iarg[0]);
   const double a = n.farg[0];
   const double g = static_cast<double>(n.out.grad()[0]) * n.farg[1];
   const float *pd = pred.data(), *td = target.data(), *md = mask.defined() ? mask.data() : nullptr;
   float* dp = pred.requires_grad() ? pred.grad() : nullptr;
   float* dt = target.requires_grad() ? target.grad() : nullptr;
-  detail::loop4(v.dims, [&](int64_t i, int64_t j, int64_t k, int64_t l) {
-    const double m = md ? md[detail::offset4(v.ms, i, j, k, l)] : 1.0;
+  for_each_element(pred, target, mask, [&](int64_t po, int64_t to, int64_t mo) {
+    const double m = md ? md[mo] : 1.0;
     if (m == 0.0) return;
-    const int64_t po = detail::offset4(v.ps, i, j, k, l), to = detail::offset4(v.ts, i, j, k, l);
     const double d = static_cast<double>(pd[po]) - td[to];
     const float s = static_cast<float>(g * m * loss_slope(kind, d, a));
     if (dp) dp[po] += s;
@@ -87,15 +101,12 @@ Tensor masked_loss(const Tensor& pred, const Tensor& target, const Tensor& mask,
   if (mask.defined() && !(mask.shape() == pred.shape())) {
     op_error(name, "mask " + mask.shape().str() + " must have pred's shape " + pred.shape().str());
   }
-  const LossView v = loss_view(pred, target, mask);
   const float *pd = pred.data(), *td = target.data(), *md = mask.defined() ? mask.data() : nullptr;
   double total = 0.0, weight = 0.0;
-  detail::loop4(v.dims, [&](int64_t i, int64_t j, int64_t k, int64_t l) {
-    const double m = md ? md[detail::offset4(v.ms, i, j, k, l)] : 1.0;
+  for_each_element(pred, target, mask, [&](int64_t po, int64_t to, int64_t mo) {
+    const double m = md ? md[mo] : 1.0;
     if (m == 0.0) return;
-    const double d = static_cast<double>(pd[detail::offset4(v.ps, i, j, k, l)]) -
-                     td[detail::offset4(v.ts, i, j, k, l)];
-    total += m * loss_value(kind, d, param);
+    total += m * loss_value(kind, static_cast<double>(pd[po]) - td[to], param);
     weight += m;
   });
   const double inv = weight > 0.0 ? 1.0 / weight : 0.0;

@@ -61,12 +61,40 @@ inline int64_t offset4(const Dims4& st, int64_t a, int64_t b, int64_t c, int64_t
   return a * st[0] + b * st[1] + c * st[2] + e * st[3];
 }
 
+// Row-wise walk for the strided copies: rows over padded dims 0..2 (in parallel when
+// large; every row writes distinct elements), f(dst_row, src_row) per row.
+template <class F>
+inline void rows_parallel(const Dims4& d, const Dims4& ds, const Dims4& ss, F&& f) {
+  const int64_t rows = d[0] * d[1] * d[2];
+  auto body = [&](int64_t r) {
+    const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
+    f(offset4(ds, a, b, c, 0), offset4(ss, a, b, c, 0));
+  };
+  if (rows < 2 || rows * d[3] < kParallelMin) {
+    for (int64_t r = 0; r < rows; ++r) body(r);
+    return;
+  }
+#pragma omp parallel
+  {
+    kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) body(r);
+  }
+}
+
 // dst[i] = src[i] over shape s (both strided).
 inline void copy_strided(float* dst, const std::array<int64_t, kMaxDims>& dst_st, const float* src,
                          const std::array<int64_t, kMaxDims>& src_st, const Shape& s) {
   const Dims4 d = pad_dims(s), ds = pad_strides(s, dst_st), ss = pad_strides(s, src_st);
-  loop4_parallel(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
-    dst[offset4(ds, a, b, c, e)] = src[offset4(ss, a, b, c, e)];
+  const int64_t n = d[3], dx = ds[3], sx = ss[3];
+  rows_parallel(d, ds, ss, [&](int64_t od, int64_t os) {
+    float* y = dst + od;
+    const float* x = src + os;
+    if (dx == 1 && sx == 1) {
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i * dx] = x[i * sx];
+    }
   });
 }
 
@@ -76,8 +104,15 @@ inline void accumulate_strided(float* dst, const std::array<int64_t, kMaxDims>& 
                                const float* src, const std::array<int64_t, kMaxDims>& src_st,
                                const Shape& s, float alpha) {
   const Dims4 d = pad_dims(s), ds = pad_strides(s, dst_st), ss = pad_strides(s, src_st);
-  loop4_parallel(d, [&](int64_t a, int64_t b, int64_t c, int64_t e) {
-    dst[offset4(ds, a, b, c, e)] += alpha * src[offset4(ss, a, b, c, e)];
+  const int64_t n = d[3], dx = ds[3], sx = ss[3];
+  rows_parallel(d, ds, ss, [&](int64_t od, int64_t os) {
+    float* y = dst + od;
+    const float* x = src + os;
+    if (dx == 1 && sx == 1) {
+      for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i * dx] += alpha * x[i * sx];
+    }
   });
 }
 
