@@ -1,0 +1,92 @@
+// scripts/sweep on four micro runs: parallel execution, a failing configuration that does
+// not stop the others, the mean ± std table, skipping finished runs and resuming on re-run.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+Run sh(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and resumes") {
+  if (sh("command -v jq && command -v parallel").code != 0) {
+    MESSAGE("jq or GNU parallel is not installed (apt-get install jq parallel); sweep not tested");
+    return;
+  }
+  const std::string dir =
+      (fs::temp_directory_path() / ("attnfc_sweep_" + std::to_string(::getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+    std::ofstream out(dir + "/head.csv");
+    std::string line;
+    for (int i = 0; i < 601 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  std::ofstream(dir + "/base.json") << R"({
+  "data": {"path": ")" + dir + R"(/head.csv", "columns": ["OT"],
+           "split": {"train_rows": 400, "val_rows": 80, "test_rows": 80}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 2},
+  "train": {"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 4}
+})";
+  // d_model 15 is not divisible by the 2 heads: that configuration fails, the other runs.
+  std::ofstream(dir + "/grid.json") << R"({"model.d_model": [16, 15]})";
+  const std::string cmd = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
+                          "/base.json " + dir + "/grid.json --seeds 1,2 --out " + dir +
+                          "/sweep -j 2 --bin " + ATTNFC_BINARY;
+  Run r = sh(cmd);
+  CAPTURE(r.out);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("FAILED c01_s1") != std::string::npos);
+  CHECK(r.out.find("multiple of model.n_heads") != std::string::npos);
+  const std::string md = slurp(dir + "/sweep/results.md");
+  CHECK(md.find("| c00 | 16 | 2/2 |") != std::string::npos);
+  CHECK(md.find("| c01 | 15 | 0/2, 2 failed |") != std::string::npos);
+  CHECK(md.find(" ± ") != std::string::npos);
+  const std::string csv = slurp(dir + "/sweep/results.csv");
+  CHECK(csv.find("c00_s1,c00,1,16,done,") != std::string::npos);
+
+  // A finished run whose final evaluation was lost resumes from its checkpoint; the others
+  // are skipped.
+  fs::remove(dir + "/sweep/runs/c00_s2/metrics.json");
+  r = sh(cmd);
+  CAPTURE(r.out);
+  CHECK(r.out.find("skip   c00_s1") != std::string::npos);
+  CHECK(r.out.find("resume c00_s2") != std::string::npos);
+  CHECK(r.out.find("done   c00_s2") != std::string::npos);
+  CHECK(fs::exists(dir + "/sweep/runs/c00_s2/metrics.json"));
+  fs::remove_all(dir);
+}
