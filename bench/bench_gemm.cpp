@@ -56,6 +56,7 @@ struct OpenBlas {
 
 struct Shape {
   int M, N, K;
+  const char* only_mode = nullptr;  // null: NN, NT and TN
 };
 
 // Both libraries keep their worker threads spinning for a while after a call; pause
@@ -110,7 +111,10 @@ int main(int argc, char** argv) {
   }
 
   const Shape shapes[] = {{512, 512, 512},   {1024, 1024, 1024}, {4096, 384, 128},
-                          {4096, 128, 128},  {4096, 512, 128},   {4096, 128, 512}};
+                          {4096, 128, 128},  {4096, 512, 128},   {4096, 128, 512},
+                          // The weight gradients of the model's linear layers (dW = dY^T X
+                          // over 4096 tokens): few rows, long K.
+                          {384, 128, 4096, "TN"}, {128, 512, 4096, "TN"}};
   const char* modes[] = {"NN", "NT", "TN"};
   for (const Shape& s : shapes) {
     // Every operand is stored densely for its transpose; sizes do not depend on it.
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
     bench::fill_random(A.data(), A.size(), 1);
     bench::fill_random(B.data(), B.size(), 2);
     for (const char* mode : modes) {
+      if (s.only_mode && std::string(s.only_mode) != mode) continue;
       const bool tA = mode[0] == 'T', tB = mode[1] == 'T';
       const std::string name = std::string(mode) + " " + std::to_string(s.M) + "x" +
                                std::to_string(s.N) + "x" + std::to_string(s.K);

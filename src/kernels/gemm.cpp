@@ -96,6 +96,24 @@ inline int split_point(int units, int parts, int i) {
   return static_cast<int>(static_cast<long>(units) * i / parts);
 }
 
+// How many groups of NR panels each row block is split into. Row blocks alone are
+// enough when there are about three per thread (dynamic balancing). Otherwise the
+// columns are split too, but every group repacks its row block's A, which costs about
+// 8 / (group width in columns) of the group's compute on AVX-512, so groups keep at
+// least kMinGroupPanels panels unless that would leave threads idle. The group count
+// is rounded to a multiple of the thread count so that shares come out equal.
+int column_groups(int n_mblocks, int n_panels, int threads) {
+  constexpr int kMinGroupPanels = 4;
+  if (threads <= 1 || n_mblocks >= 3 * threads) return 1;
+  const int for_balance = (3 * threads + n_mblocks - 1) / n_mblocks;
+  const int for_cheap_packing = std::max(1, n_panels / kMinGroupPanels);
+  const int for_no_idle = (threads + n_mblocks - 1) / n_mblocks;
+  int groups = std::min(for_balance, std::max(for_cheap_packing, for_no_idle));
+  groups = std::min(groups, n_panels);
+  if (groups >= threads) groups -= groups % threads;
+  return std::max(groups, 1);
+}
+
 // The whole product, executed by every thread of a team (team = true) or by one
 // thread. Work items (an MC row block x a group of NR panels) are taken dynamically;
 // each thread packs the A block of its item and the B panels it needs into its own
@@ -112,12 +130,7 @@ void gemm_team(const KernelSpec& ks, const Problem& p, bool team, int threads) {
   for (int jc = 0; jc < p.N; jc += kNc) {
     const int nc = std::min(kNc, p.N - jc);
     const int n_panels = (nc + ks.nr - 1) / ks.nr;
-    // Enough items for dynamic balancing (about three per thread) without splitting N
-    // when there are plenty of row blocks; every split repacks the A block.
-    int n_groups = 1;
-    if (threads > 1 && n_mblocks < 3 * threads) {
-      n_groups = std::min(n_panels, (3 * threads + n_mblocks - 1) / n_mblocks);
-    }
+    const int n_groups = column_groups(n_mblocks, n_panels, threads);
     for (int kb = 0; kb < nkb; ++kb) {
       const int k0 = split_point(p.K, nkb, kb);
       const int kc = split_point(p.K, nkb, kb + 1) - k0;
