@@ -1,14 +1,14 @@
 // Packed, register-blocked SGEMM (BLIS-style loop nest) with OpenMP over output tiles.
 //
-//   for each NC-column block of the thread's C range
+//   for each NC column block
 //     for each K block (near-equal blocks of <= kKc, fixed by K alone)
-//       pack op(B) block -> kc x nc panels        (per-thread buffer, L2)
-//       for each MC-row block: pack op(A) -> mc x kc panels
+//       work items = MC row block x group of NR panels, taken dynamically:
+//         pack op(B) panels (thread's buffer, once per K block) and op(A) block
 //         for each NR panel, for each MR panel: micro-kernel + fused store
 //
-// Determinism: an element's value depends only on its K-block split and the
-// micro-kernel's k order, never on which thread owns its tile, so results are
-// bit-identical for any thread count. Threads split C into disjoint rectangles.
+// Determinism: an element's value depends only on the K-block split and the
+// micro-kernel's k order, never on which thread computes its tile, so results are
+// bit-identical for any thread count.
 #include <omp.h>
 
 #include <algorithm>
