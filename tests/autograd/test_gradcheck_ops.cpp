@@ -36,6 +36,17 @@ TEST_CASE("gradcheck: linear with bias, 3-d input, fused activations") {
               [&] { return ag::linear(x, W, b, kernels::Activation::GeluErf); });
 }
 
+TEST_CASE("gradcheck: linear on a 1-d input and a single output") {
+  ag::ParameterSet ps;
+  const Tensor x = leaf(ps, {33}, -1, 1, 41);
+  const Tensor W = leaf(ps, {1, 33}, -0.3f, 0.3f, 42);
+  const Tensor b = leaf(ps, {1}, -1, 1, 43);
+  CHECK_GRADS((std::vector<Tensor>{x, W, b}), [&] { return ag::linear(x, W, b); });
+  CHECK_GRADS((std::vector<Tensor>{x, W}), [&] {
+    return ag::linear(x.reshape({1, 1, 33}), W, {}, kernels::Activation::GeluErf);
+  });
+}
+
 TEST_CASE("gradcheck: linear relu away from the kink") {
   ag::ParameterSet ps;
   const Tensor x = leaf(ps, {3, 1}, 0.5f, 1.0f, 4);
