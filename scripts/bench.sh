@@ -48,8 +48,10 @@ trap 'rm -f "$raw" "$raw.json"' EXIT
 failed=0
 echo "bench.sh: ${#programs[@]} programs x threads {$threads_list} x $runs runs; load average $load_start" >&2
 if awk -v l="$load_start" -v n="$(nproc 2>/dev/null || echo 1)" 'BEGIN { exit !(l > 0.5 * n) }'; then
-  echo "bench.sh: warning: the machine is busy (load $load_start); multi-thread numbers will suffer," \
-       "most with OpenMP's default spin-waiting (OMP_WAIT_POLICY=passive is more robust)" >&2
+  echo "bench.sh: warning: the machine is busy (load $load_start); multi-thread numbers will suffer" >&2
+  if [[ -z "${OMP_WAIT_POLICY:-}" ]]; then
+    echo "bench.sh: (most with OpenMP's default spin-waiting; OMP_WAIT_POLICY=passive is more robust)" >&2
+  fi
 fi
 for t in $threads_list; do
   for ((r = 1; r <= runs; ++r)); do
