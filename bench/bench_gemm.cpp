@@ -31,9 +31,10 @@ struct OpenBlas {
   // unless the user chose one with OPENBLAS_CORETYPE.
   static void choose_core() {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
       setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-    } else if (__builtin_cpu_supports("avx2")) {
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
       setenv("OPENBLAS_CORETYPE", "Haswell", 0);
     }
   }
