@@ -2,6 +2,7 @@
 BUILD    ?= build
 SANBUILD ?= build-sanitize
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += --no-print-directory
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build test demo bench sanitize format clean fuzz test-torch
