@@ -112,10 +112,11 @@ function median(s,    n, a, i, j, v) {
 function count(s,    a) { return split(s, a, " ") }
 function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
 # Ratio that reads "how many times better than the reference": metrics whose unit is a
-# time or a size ("fwd+bwd ms", "state MiB") are lower-is-better, everything else
+# time or a size, or one per item ("fwd+bwd ms", "state MiB", "ns/op"), are
+# lower-is-better, everything else
 # (GFLOP/s, Gelem/s, "MB/s per CPU-second", ...) is higher-is-better.
 function lower_is_better(metric) {
-  return metric ~ /(^|[ _])(ns|us|ms|s|seconds|KiB|MiB|GiB|KB|MB|GB|bytes)$/
+  return metric ~ /(^|[ _])(ns|us|ms|s|seconds|KiB|MiB|GiB|KB|MB|GB|bytes)(\/(op|step|call|iter|sample|token|elem|batch))?$/
 }
 function better(metric, v, r) {
   if (v == "" || r == "" || v + 0 == 0 || r + 0 == 0) return ""
