@@ -13,7 +13,7 @@ if has inspect; then
 fi
 if has train && has predict; then
   rm -rf runs/demo
-  "$BIN" train --config configs/default.json --out runs/demo
+  "$BIN" --log-level info train --config configs/default.json --out runs/demo
   "$BIN" predict --model runs/demo/model.safetensors --input datasets/ETTh1.csv \
     --output runs/demo/forecast.csv
   echo
