@@ -59,7 +59,8 @@ std::string Frequency::name() const {
     case Unit::kBusinessDays:
       return step == 1 ? "B" : n + "B";
     case Unit::kMonths:
-      return step % 12 == 0 ? std::to_string(step / 12) + "y" : n + "mo";
+      return (step % 12 == 0 ? std::to_string(step / 12) + "y" : n + "mo") +
+             (month_end ? "-end" : "");
     case Unit::kSeconds:
       if (step % kWeek == 0) return std::to_string(step / kWeek) + "w";
       if (step % kDay == 0) return std::to_string(step / kDay) + "d";
@@ -79,7 +80,15 @@ Frequency Frequency::parse(std::string_view text) {
     const auto r = std::from_chars(s.data(), s.data() + i, count);
     if (r.ec != std::errc() || count <= 0 || count > 1000000) count = -1;
   }
-  const std::string unit_text(s.substr(i));
+  std::string unit_text(s.substr(i));
+  bool month_end = false;
+  if (unit_text.size() > 4 && unit_text.compare(unit_text.size() - 4, 4, "-end") == 0) {
+    unit_text.resize(unit_text.size() - 4);
+    month_end = true;
+  } else if (unit_text == "ME" || unit_text == "QE" || unit_text == "YE" || unit_text == "AE") {
+    unit_text = unit_text[0] == 'M' ? "mo" : unit_text[0] == 'Q' ? "q" : "y";
+    month_end = true;
+  }
   std::string lower = unit_text;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   static const std::map<std::string, Frequency> kUnits = {
@@ -103,11 +112,13 @@ Frequency Frequency::parse(std::string_view text) {
   } else {
     count = -1;
   }
+  if (month_end && f.unit != Unit::kMonths) count = -1;
   if (count <= 0) {
     throw InputError("frequency: found '" + detail::quote_token(text) +
-                     "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo or 1y");
+                     "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo, 1y or 1mo-end");
   }
   f.step *= count;
+  f.month_end = month_end;
   return f;
 }
 
@@ -122,7 +133,7 @@ int64_t Frequency::advance(int64_t t, int64_t n) const {
       const int64_t mi = p.month_index + k;
       const int64_t y = floor_div(mi, 12);
       const unsigned m = static_cast<unsigned>(mi - y * 12 + 1);
-      unsigned d = p.day;
+      unsigned d = month_end ? 31 : p.day;
       while (!is_valid_date(y, m, d)) --d;  // Jan 31 + 1mo = Feb 28/29
       return days_from_civil(y, m, d) * kDay + p.time_of_day;
     }
@@ -200,6 +211,18 @@ Frequency infer_frequency(const std::vector<int64_t>& ts) {
   if (same_day_of_month) {
     const int64_t step = mode_of(month_diffs);
     if (step > 0) return {Frequency::Unit::kMonths, step};
+  }
+  // Month ends: every row on the last day of its month, at the same time of day.
+  bool last_day_of_month = true;
+  for (size_t i = 0; i < n && last_day_of_month; ++i) {
+    const MonthParts p = month_parts(ts[i]);
+    const int64_t next_day = ts[i] - p.time_of_day + kDay;
+    last_day_of_month = month_parts(next_day).day == 1 && p.time_of_day == first.time_of_day;
+    if (i > 0) month_diffs[i - 1] = p.month_index - month_parts(ts[i - 1]).month_index;
+  }
+  if (last_day_of_month) {
+    const int64_t step = mode_of(month_diffs);
+    if (step > 0) return {Frequency::Unit::kMonths, step, true};
   }
   const int64_t step = mode_of(diffs);
   if (all_midnight && weekdays_only && skips_weekend && step == kDay) {

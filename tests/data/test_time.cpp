@@ -69,6 +69,10 @@ TEST_CASE("frequency names parse and print") {
   CHECK(Frequency::parse("Q").name() == "3mo");
   CHECK(Frequency::parse("12mo").name() == "1y");
   CHECK(Frequency::parse("B").name() == "B");
+  CHECK(Frequency::parse("ME").name() == "1mo-end");
+  CHECK(Frequency::parse("QE").name() == "3mo-end");
+  CHECK(Frequency::parse("1y-end").name() == "1y-end");
+  CHECK_THROWS(Frequency::parse("1h-end"));
   for (const char* bad : {"", "m", "0h", "h1", "fortnightly", "-1d"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(Frequency::parse(bad), attnfc::InputError);
@@ -82,6 +86,11 @@ TEST_CASE("stepping forward by months clamps the day; business days skip weekend
   CHECK(month.advance(ts("2016-01-31"), 1) == ts("2016-02-29"));
   CHECK(month.advance(ts("1960-12-01"), 1) == ts("1961-01-01"));
   CHECK(month.advance(ts("1960-12-01"), -12) == ts("1959-12-01"));
+  const Frequency month_end = Frequency::parse("1mo-end");
+  CHECK(month_end.advance(ts("2016-01-31"), 1) == ts("2016-02-29"));
+  CHECK(month_end.advance(ts("2016-02-29"), 1) == ts("2016-03-31"));
+  CHECK(month_end.periods_between(ts("2016-02-29"), ts("2016-04-30")) == 2);
+  CHECK_FALSE(month.periods_between(ts("2016-02-29"), ts("2016-03-31")).has_value());
   const Frequency bday = Frequency::parse("B");
   CHECK(bday.advance(ts("2026-08-14"), 1) == ts("2026-08-17"));  // Fri -> Mon
   CHECK(bday.advance(ts("2026-08-18"), 4) == ts("2026-08-24"));  // Tue -> next Mon
@@ -109,6 +118,10 @@ TEST_CASE("frequency inference: hours, days, months, years, business days") {
   CHECK(infer_frequency(grid("1949-01-01", Frequency::parse("1y"), 50)).name() == "1y");
   CHECK(infer_frequency(grid("2026-08-03", Frequency::parse("B"), 50)).name() == "B");
   CHECK_FALSE(infer_frequency({ts("2016-07-01")}).known());
+  const Frequency me = infer_frequency(grid("2015-11-30", Frequency::parse("ME"), 30));
+  CHECK(me.name() == "1mo-end");
+  CHECK(me.month_end);
+  CHECK(infer_frequency(grid("2015-12-31", Frequency::parse("QE"), 30)).name() == "3mo-end");
   // A dropped hour is a gap of one period; an off-grid step is flagged -1.
   std::vector<int64_t> h = grid("2016-07-01 00:00", Frequency::parse("1h"), 10);
   h.erase(h.begin() + 4);

@@ -51,17 +51,22 @@ struct Frequency {
   enum class Unit { kSeconds, kMonths, kBusinessDays };
   Unit unit = Unit::kSeconds;
   int64_t step = 0;  // seconds, months or business days per period; 0 = unknown
+  // kMonths only: rows fall on the last day of their month (Jan 31, Feb 28/29, ...).
+  bool month_end = false;
 
   bool known() const { return step > 0; }
-  // "1h", "15min", "30s", "1d", "1w", "1mo", "3mo", "1y", "B", "2B" ("unknown" if not known()).
+  // "1h", "15min", "30s", "1d", "1w", "1mo", "3mo", "1y", "1mo-end", "B", "2B"
+  // ("unknown" if not known()).
   std::string name() const;
   // Accepts the names above and also "h", "d", "w", "mo", "min", "s", "y",
   // "H", "D", "W", "M" (month), "MS", "Q", "A", "T" (minute), "hourly", "daily", "weekly",
-  // "monthly", "quarterly", "yearly", "business", "bday". Unknown text is an InputError.
+  // "monthly", "quarterly", "yearly", "business", "bday", and month ends: "ME", "QE", "YE",
+  // "<n>mo-end", "<n>y-end". Unknown text is an InputError.
   static Frequency parse(std::string_view text);
 
   // t stepped forward by n periods (n may be negative). Months keep the day
-  // of month, clamped to the month's length; business days skip weekends.
+  // of month, clamped to the month's length (or the last day with month_end);
+  // business days skip weekends.
   int64_t advance(int64_t t, int64_t n) const;
   // Whole periods from a to b if b lies on a's grid, else nullopt.
   std::optional<int64_t> periods_between(int64_t a, int64_t b) const;
