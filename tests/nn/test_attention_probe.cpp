@@ -192,3 +192,23 @@ TEST_CASE("autocorrelation finds the seasonal period and ignores a trend") {
   CHECK(nn::autocorrelation(std::vector<float>{1, 2, 3}, 10).size() == 3u);
   CHECK(nn::autocorrelation_peak(acf, 0.99) == 0);
 }
+
+TEST_CASE("seasonal_period sees a daily cycle through a slow level drift") {
+  // A random-walk-like level (a slow sine of large amplitude) plus a small daily cycle:
+  // the raw autocorrelation decays too slowly to peak at 24; the differenced one does.
+  std::vector<float> x(24 * 60);
+  for (size_t t = 0; t < x.size(); ++t)
+    x[t] = static_cast<float>(20 * std::sin(2 * std::numbers::pi * t / 1500.0) +
+                              0.5 * std::sin(2 * std::numbers::pi * t / 24.0));
+  std::vector<double> acf;
+  CHECK(nn::seasonal_period(x, 72, &acf) == 24);
+  CHECK(acf.size() == 73u);
+  CHECK(nn::autocorrelation_peak(nn::autocorrelation(x, 72)) != 24);
+  std::vector<float> trend(300), ramp(720);
+  for (size_t t = 0; t < trend.size(); ++t) trend[t] = 0.5f * t;
+  CHECK(nn::seasonal_period(trend, 50) == 0);
+  // 0.01 steps are not exact in float32: the differences carry rounding noise only.
+  for (size_t t = 0; t < ramp.size(); ++t) ramp[t] = static_cast<float>(5 + 0.01 * t);
+  CHECK(nn::seasonal_period(ramp, 48) == 0);
+  CHECK(nn::seasonal_period(std::vector<float>{1, 2}, 5) == 0);
+}
