@@ -67,11 +67,13 @@ std::string lift_line(const nn::LagProfile& p, int max_lags) {
   return s;
 }
 
-// Distance (in steps) from a head's lag to the nearest positive multiple of the period.
-long distance_to_period(long lag_steps, long period) {
-  if (period <= 0 || lag_steps <= 0) return -1;
+// How a lag (in steps) relates to the series period, at patch resolution: "" when there
+// is nothing to compare, " (= the period)", " (= 3 periods)", or " (not the period)".
+std::string versus_period(long lag_steps, long period, int patch_len) {
+  if (period <= 0 || lag_steps <= 0) return "";
   const long k = std::max(1L, std::lround(static_cast<double>(lag_steps) / period));
-  return std::labs(lag_steps - k * period);
+  if (2 * std::labs(lag_steps - k * period) > patch_len) return " (not the period)";
+  return k == 1 ? " (= the period)" : " (= " + std::to_string(k) + " periods)";
 }
 
 int run_report(const ReportOptions& o) {
@@ -116,8 +118,8 @@ int run_report(const ReportOptions& o) {
   std::vector<float> col(static_cast<size_t>(rows));
   for (int64_t t = 0; t < rows; ++t)
     col[t] = series.is_observed(t, channel) ? series.value(t, channel) : NAN;
-  const std::vector<double> acf = nn::autocorrelation(col, std::min<int64_t>(L, rows - 1));
-  const int acf_peak = nn::autocorrelation_peak(acf, 2.0 / std::sqrt(static_cast<double>(rows)));
+  std::vector<double> acf;  // of the first differences (see nn::seasonal_period)
+  const int acf_peak = nn::seasonal_period(col, L, &acf);
 
   std::vector<HeadReport> heads;
   for (size_t layer = 0; layer < maps.size(); ++layer) {
@@ -141,7 +143,8 @@ int run_report(const ReportOptions& o) {
               length < L ? " (shorter than the context: padded in front)" : "",
               series.channels[channel].c_str());
   if (acf_peak > 0)
-    std::printf("Series autocorrelation peak: lag %d steps (r = %.2f).\n", acf_peak, acf[acf_peak]);
+    std::printf("Series autocorrelation peak: lag %d steps (r = %.2f, of the first differences).\n",
+                acf_peak, acf[acf_peak]);
   else
     std::printf("Series autocorrelation: no significant peak up to lag %zu (no clear period).\n",
                 acf.size() - 1);
@@ -177,17 +180,14 @@ int run_report(const ReportOptions& o) {
   std::stable_sort(order.begin(), order.end(), [&](const HeadReport* a, const HeadReport* b) {
     return peak_lift(a) > peak_lift(b);
   });
-  auto verdict = [&](long steps) {
-    const long dist = distance_to_period(steps, acf_peak);
-    if (dist < 0) return "";
-    return dist * 2 <= P ? " (matches)" : " (differs)";
-  };
+  auto verdict = [&](long steps) { return versus_period(steps, acf_peak, P); };
   for (const HeadReport* r : order) {
     const long lag = static_cast<long>(r->lags.dominant_lag) * P;
     const long period = static_cast<long>(r->lags.lift_period) * P;
     std::printf("  layer %d head %d: lift %.2f at lag %ld steps%s", r->layer, r->head, peak_lift(r),
-                lag, verdict(lag));
-    if (period > 0) std::printf("; lift repeats every %ld steps%s", period, verdict(period));
+                lag, verdict(lag).c_str());
+    if (period > 0)
+      std::printf("; lift repeats every %ld steps%s", period, verdict(period).c_str());
     std::printf("\n");
   }
 
@@ -215,7 +215,7 @@ int run_report(const ReportOptions& o) {
     j["patch_len"] = P;
     j["num_patches"] = N;
     j["autocorrelation_peak_steps"] = acf_peak;
-    j["autocorrelation"] = acf;
+    j["autocorrelation_of_differences"] = acf;
     nlohmann::json layers = nlohmann::json::array();
     for (const HeadReport& r : heads) {
       if (r.layer >= static_cast<int>(layers.size()))

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -141,15 +142,16 @@ namespace {
 // A tiny model trained (briefly) on an hourly series with a daily period, once per test run.
 struct TrainedModel {
   std::string dir, csv, model;
-  TrainedModel() {
+  explicit TrainedModel(bool mixed) {
     char tmpl[] = "/tmp/attnfc_attention_cli_XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
     dir = tmpl;
     csv = dir + "/hourly.csv";
     std::string text = "date,load,temp\n";
     char line[128];
+    std::minstd_rand rng(7);  // fully specified by the standard: same noise everywhere
     for (int t = 0; t < 24 * 30; ++t) {
-      const double noise = 0.2 * std::sin(12.9898 * t) * std::cos(78.233 * t);
+      const double noise = 0.2 * (static_cast<double>(rng()) / rng.max() - 0.5);
       std::snprintf(line, sizeof line, "2024-01-%02d %02d:00:00,%.4f,%.4f\n", 1 + t / 24, t % 24,
                     10 + 3 * std::sin(2 * M_PI * t / 24) + noise, 5 + 0.01 * t);
       text += line;
@@ -166,7 +168,9 @@ struct TrainedModel {
                                   {"d_model", 8},
                                   {"n_heads", 2},
                                   {"n_layers", 2},
-                                  {"dropout", 0.0}}},
+                                  {"dropout", 0.0},
+                                  {"channel_mode", mixed ? "mixed" : "independent"},
+                                  {"channels", 2}}},
                                 {"train",
                                  {{"epochs", 1},
                                   {"batch_size", 8},
@@ -184,7 +188,7 @@ struct TrainedModel {
 };
 
 TrainedModel& trained() {
-  static TrainedModel m;
+  static TrainedModel m(false);
   return m;
 }
 
@@ -229,6 +233,7 @@ TEST_CASE("attention --model reports every layer and head, with CSV and JSON") {
 
   const nlohmann::json j = nlohmann::json::parse(slurp(json_out));
   CHECK(j["autocorrelation_peak_steps"] == 24);
+  CHECK(j["autocorrelation_of_differences"].size() == 49u);  // lags 0..context
   REQUIRE(j["layers"].size() == 2u);
   REQUIRE(j["layers"][1]["heads"].size() == 2u);
   const auto& h = j["layers"][1]["heads"][0];
@@ -258,4 +263,13 @@ TEST_CASE("attention --model: --window, --channel and bad input") {
   CHECK(missing.code == 2);
   CHECK(has(missing.out, "nope.safetensors"));
   CHECK(run_attnfc("attention --input " + m.csv).code == 2);
+}
+
+TEST_CASE("attention --model on a mixed-channel model") {
+  const TrainedModel m(true);
+  const Run r = run_attnfc("attention --model " + m.model + " --input " + m.csv +
+                           " --channel temp --no-heatmap");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(has(r.out, "layer 1 head 1"));
+  CHECK(has(r.out, "channel temp"));
 }
