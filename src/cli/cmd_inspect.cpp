@@ -175,7 +175,7 @@ int run_inspect(const InspectOptions& o) {
 
   std::printf("\ncolumns    %zu (%zu value channel%s)\n", cols.size(), s.num_channels(),
               s.num_channels() == 1 ? "" : "s");
-  std::printf("  %-3s %s %-8s %-6s %-9s %-9s %-9s %-9s %s\n", "#", pad("name", 10).c_str(), "type",
+  std::printf("  %-3s %s %-8s %-6s %-14s %-9s %-9s %-9s %s\n", "#", pad("name", 10).c_str(), "type",
               "role", "missing", "min", "max", "mean", "std");
   for (size_t c = 0; c < cols.size(); ++c) {
     const ColumnSummary& col = cols[c];
@@ -190,7 +190,7 @@ int run_inspect(const InspectOptions& o) {
     if (col.missing) {
       miss += " (" + num(100.0 * static_cast<double>(col.missing) / static_cast<double>(s.rows())) + "%)";
     }
-    std::printf("%-9s ", miss.c_str());
+    std::printf("%-14s ", miss.c_str());
     if (ch != s.channels.end()) {
       const size_t k = static_cast<size_t>(ch - s.channels.begin());
       const Stats st = channel_stats(s, k);

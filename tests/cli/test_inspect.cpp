@@ -48,7 +48,7 @@ TEST_CASE("inspect ETTh1: rows, time range, frequency, columns, stats and sparkl
   CHECK(has(r.out, "gaps       none"));
   CHECK(has(r.out, "missing    0 values"));
   CHECK(has(r.out, "columns    8 (7 value channels)"));
-  CHECK(has(r.out, "OT         numeric  value  0         -4.08"));
+  CHECK(has(r.out, "OT         numeric  value  0              -4.08     46.01"));
   CHECK(has(r.out, "█"));
 }
 
@@ -58,8 +58,8 @@ TEST_CASE("inspect pollution: composite time, NA counts, the text column and the
   CHECK(has(r.out, "rows       43824"));
   CHECK(has(r.out, "time       year, month, day, hour (composite): 2010-01-01 00:00 .. 2014-12-31 23:00"));
   CHECK(has(r.out, "missing    2067 values (train/predict refuse them by default"));
-  CHECK(has(r.out, "pm2.5      numeric  value  2067 (4.717%)"));
-  CHECK(has(r.out, "cbwd       text     -      0         e.g. 'NW' (line 2)"));
+  CHECK(has(r.out, "pm2.5      numeric  value  2067 (4.717%)  0         994"));
+  CHECK(has(r.out, "cbwd       text     -      0              e.g. 'NW' (line 2)"));
   CHECK(has(r.out, "No         numeric  -"));
   const Result two = inspect(dataset("pollution.csv") + " --columns pm2.5,TEMP --missing interpolate");
   CHECK(two.code == 0);
@@ -80,6 +80,13 @@ TEST_CASE("inspect brent and daily temperatures: business days and gaps") {
   CHECK(a.code == 0);
   CHECK(has(a.out, "frequency  1mo (inferred)"));
   CHECK(has(a.out, "time       Month: 1949-01 .. 1960-12"));
+  const Result given = inspect(dataset("airline-passengers.csv") + " --frequency 3mo");
+  CHECK(given.code == 0);
+  CHECK(has(given.out, "frequency  3mo (given)"));
+  CHECK(has(given.out, "gaps       143 (0 missing periods, 143 off the grid)"));
+  const Result policy = inspect(dataset("pollution.csv") + " --missing zero");
+  CHECK(policy.code == 2);
+  CHECK(has(policy.out, "missing-value policy: found 'zero', expected error, ffill, interpolate or mask"));
 }
 
 TEST_CASE("inspect with another delimiter and an explicit composite time") {
