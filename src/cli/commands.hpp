@@ -17,6 +17,7 @@ void register_inspect(CLI::App& app);    // cmd_inspect.cpp
 void register_train(CLI::App& app);      // cmd_train.cpp
 void register_predict(CLI::App& app);    // cmd_predict.cpp
 void register_evaluate(CLI::App& app);   // cmd_evaluate.cpp
+void register_plot(CLI::App& app);       // cmd_plot.cpp
 // Further subcommands (train, predict, evaluate, inspect, attention, ...) add
 // a declaration here and one line in main.cpp.
 

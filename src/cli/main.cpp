@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   cli::register_train(app);
   cli::register_predict(app);
   cli::register_evaluate(app);
+  cli::register_plot(app);
 
   try {
     app.parse(argc, argv);

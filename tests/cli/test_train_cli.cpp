@@ -104,6 +104,18 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
   const std::string json = slurp(f.dir + "/eval.json");
   CHECK(json.find("\"windows\": 113") != std::string::npos);  // 120 - 8 + 1, none dropped
 
+  // A self-contained page: forecast vs actual, the training curves, attention maps.
+  r = run_attnfc("plot --model " + run + "/model.safetensors --input " + f.csv + " --output " +
+                 f.dir + "/plot.html");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  const std::string html = slurp(f.dir + "/plot.html");
+  for (const char* part : {"<svg", "Forecast vs actual", "Training curves", "Attention", "</html>"})
+    CHECK(html.find(part) != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  r = run_attnfc("plot --model " + run + "/model.safetensors --input " + f.csv + " --window 500");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--window: found 500, expected 0..112") != std::string::npos);
+
   // The same run again refuses to overwrite it.
   r = run_attnfc("train --config " + f.config + " --out " + run);
   CHECK(r.code == 2);
@@ -147,7 +159,7 @@ TEST_CASE("Ctrl-C saves a resumable checkpoint and --resume ends bit for bit whe
 }
 
 TEST_CASE("every subcommand has --help with an example") {
-  for (const char* sub : {"train", "predict", "evaluate"}) {
+  for (const char* sub : {"train", "predict", "evaluate", "plot"}) {
     CAPTURE(sub);
     const Run r = run_attnfc(std::string(sub) + " --help");
     CHECK(r.code == 0);

@@ -1,0 +1,239 @@
+// attnfc plot: one self-contained HTML page (inline SVG, no scripts, no network) with the
+// forecast against what happened, the training curves and the attention maps.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/train/baselines.hpp"
+#include "attnfc/train/loaded_model.hpp"
+#include "attnfc/train/progress.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlotArgs {
+  std::string model, input, output, split = "test", log;
+  long window = -1;
+  int max_channels = 6;
+};
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return o;
+}
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+struct Line {
+  std::vector<double> x, y;
+  std::string color, label;
+  bool dashed = false;
+};
+
+// A line chart with axes, y ticks and a legend. Non-finite points are skipped.
+std::string chart(const std::string& title, const std::vector<Line>& lines, bool log_y = false) {
+  const double W = 720, H = 260, l = 60, r = 150, t = 28, b = 30;
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  auto fy = [&](double v) { return log_y ? std::log10(std::max(v, 1e-12)) : v; };
+  for (const auto& ln : lines)
+    for (size_t i = 0; i < ln.x.size(); ++i) {
+      if (!std::isfinite(ln.y[i])) continue;
+      x0 = std::min(x0, ln.x[i]), x1 = std::max(x1, ln.x[i]);
+      y0 = std::min(y0, fy(ln.y[i])), y1 = std::max(y1, fy(ln.y[i]));
+    }
+  if (!(x1 > x0)) x1 = x0 + 1;
+  if (!(y1 > y0)) y1 = y0 + 1, y0 -= 1;
+  const double pad = 0.05 * (y1 - y0);
+  y0 -= pad, y1 += pad;
+  auto px = [&](double x) { return l + (x - x0) / (x1 - x0) * (W - l - r); };
+  auto py = [&](double y) { return t + (1 - (fy(y) - y0) / (y1 - y0)) * (H - t - b); };
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+    << "' font-family='sans-serif' font-size='11'>\n<text x='" << l << "' y='16' font-size='13'>"
+    << esc(title) << "</text>\n<rect x='" << l << "' y='" << t << "' width='" << W - l - r
+    << "' height='" << H - t - b << "' fill='none' stroke='#999'/>\n";
+  for (int k = 0; k <= 4; ++k) {
+    const double yv = y0 + (y1 - y0) * k / 4, yp = t + (1 - k / 4.0) * (H - t - b);
+    s << "<text x='" << l - 4 << "' y='" << yp + 4 << "' text-anchor='end'>"
+      << num(log_y ? std::pow(10, yv) : yv) << "</text><line x1='" << l << "' x2='" << W - r
+      << "' y1='" << yp << "' y2='" << yp << "' stroke='#eee'/>\n";
+  }
+  s << "<text x='" << l << "' y='" << H - 10 << "'>" << num(x0) << "</text><text x='" << W - r
+    << "' y='" << H - 10 << "' text-anchor='end'>" << num(x1) << "</text>\n";
+  for (size_t li = 0; li < lines.size(); ++li) {
+    const auto& ln = lines[li];
+    s << "<polyline fill='none' stroke='" << ln.color << "' stroke-width='1.6'"
+      << (ln.dashed ? " stroke-dasharray='5,3'" : "") << " points='";
+    for (size_t i = 0; i < ln.x.size(); ++i)
+      if (std::isfinite(ln.y[i])) s << num(px(ln.x[i])) << "," << num(py(ln.y[i])) << " ";
+    s << "'/>\n<line x1='" << W - r + 10 << "' x2='" << W - r + 30 << "' y1='" << t + 8 + 16 * li
+      << "' y2='" << t + 8 + 16 * li << "' stroke='" << ln.color << "' stroke-width='2'"
+      << (ln.dashed ? " stroke-dasharray='5,3'" : "") << "/><text x='" << W - r + 34 << "' y='"
+      << t + 12 + 16 * li << "'>" << esc(ln.label) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+// One head's causal attention map: row = query patch, column = key patch.
+std::string heatmap(const std::string& title, const float* w, int n) {
+  const int cell = std::max(4, std::min(16, 256 / std::max(1, n)));
+  const int size = cell * n;
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << size + 8 << "' height='" << size + 24
+    << "' font-family='sans-serif' font-size='11'><text x='0' y='12'>" << esc(title)
+    << "</text>\n";
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) {
+      const double v = std::clamp(static_cast<double>(w[i * n + j]), 0.0, 1.0);
+      const int shade = static_cast<int>(std::lround(255 * (1 - std::sqrt(v))));
+      s << "<rect x='" << j * cell << "' y='" << 18 + i * cell << "' width='" << cell
+        << "' height='" << cell << "' fill='rgb(" << shade << "," << shade << ",255)'/>";
+    }
+  s << "</svg>\n";
+  return s.str();
+}
+
+int run_plot(const PlotArgs& a) {
+  const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  const data::TimeSeries series = lm.read_series(a.input);
+  train::DataConfig d = lm.run.data;
+  d.csv.path = a.input;
+  const int L = lm.context(), H = lm.horizon(), C = static_cast<int>(series.num_channels());
+  const data::Split split = train::make_split(d, series, static_cast<size_t>(L));
+  data::validate_split(split, L, H, a.input);
+  const data::RowRange part = a.split == "val" ? split.val_targets() : split.test_targets();
+  const long windows = static_cast<long>(part.size()) - H + 1;
+  const long w = a.window < 0 ? windows - 1 : a.window;
+  if (w < 0 || w >= windows)
+    throw InputError("--window: found " + std::to_string(a.window) + ", expected 0.." +
+                     std::to_string(windows - 1) + " (or -1 for the last window of the split)");
+  const size_t t0 = part.begin + static_cast<size_t>(w);  // first forecast row
+
+  const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
+  std::vector<float> ctx(values.begin() + (t0 - L) * C, values.begin() + t0 * C);
+  std::vector<float> fc(static_cast<size_t>(H) * C), base(fc.size());
+  train::model_forecaster(*lm.model, C, H)(ctx.data(), 1, fc.data());
+  const train::NLinear nl = train::NLinear::fit(
+      {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
+  nl.forecast(ctx.data(), 1, C, base.data());
+  lm.scaler.inverse_transform(fc.data(), H);
+  lm.scaler.inverse_transform(base.data(), H);
+
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: "
+       << esc(a.model) << "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
+       << "h2{margin-top:28px}.maps svg{margin:4px}</style></head><body>\n<h1>attnfc plot</h1>\n"
+       << "<p>model <code>" << esc(a.model) << "</code> on <code>" << esc(a.input)
+       << "</code>: " << esc(series.describe()) << "</p>\n";
+  html << "<h2>Forecast vs actual</h2><p>" << a.split << " window " << w << " of " << windows
+       << ": forecast from " << esc(series.format_time(series.timestamps[t0])) << ", context "
+       << L << " steps, horizon " << H << " (original units).</p>\n";
+  for (int c = 0; c < std::min(C, a.max_channels); ++c) {
+    Line hist{{}, {}, "#888", "context"}, actual{{}, {}, "#111", "actual"},
+        model{{}, {}, "#1f5fd6", "attnfc"}, lin{{}, {}, "#e07b00", "NLinear", true};
+    for (int k = -L; k < H; ++k) {
+      const size_t row = t0 + k;
+      const double v = series.is_observed(row, c) ? series.value(row, c) : NAN;
+      (k < 0 ? hist : actual).x.push_back(k), (k < 0 ? hist : actual).y.push_back(v);
+    }
+    actual.x.insert(actual.x.begin(), -1), actual.y.insert(actual.y.begin(), hist.y.back());
+    for (int h = 0; h < H; ++h) {
+      model.x.push_back(h), model.y.push_back(fc[static_cast<size_t>(h) * C + c]);
+      lin.x.push_back(h), lin.y.push_back(base[static_cast<size_t>(h) * C + c]);
+    }
+    html << chart(series.channels[c] + " (steps relative to the forecast origin)",
+                  {hist, actual, model, lin});
+  }
+  if (C > a.max_channels) html << "<p>(" << C - a.max_channels << " more channels not shown)</p>\n";
+
+  const std::string log_path =
+      a.log.empty() ? (fs::path(a.model).parent_path() / "train_log.csv").string() : a.log;
+  if (fs::exists(log_path)) {
+    std::ifstream in(log_path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const auto recs = train::parse_train_log(text.str(), log_path);
+    Line tr{{}, {}, "#1f5fd6", "train loss"}, va{{}, {}, "#d62728", "val MSE"};
+    for (const auto& r : recs) {
+      tr.x.push_back(r.epoch), tr.y.push_back(r.train_loss);
+      va.x.push_back(r.epoch), va.y.push_back(r.val_loss);
+    }
+    html << "<h2>Training curves</h2>\n" << chart("loss by epoch (log scale)", {tr, va}, true);
+  }
+
+  // Attention of the first channel's window (channel-independent) or the whole window (mixed).
+  const bool mixed = lm.model->config().channel_mode == model::ChannelMode::kMixed;
+  const int width = mixed ? C : 1;
+  std::vector<float> actx(static_cast<size_t>(L) * width);
+  std::vector<uint8_t> aobs(actx.size());
+  for (int k = 0; k < L; ++k)
+    for (int c = 0; c < width; ++c) {
+      const float v = ctx[static_cast<size_t>(k) * C + c];
+      actx[static_cast<size_t>(k) * width + c] = std::isnan(v) ? 0.0f : v;
+      aobs[static_cast<size_t>(k) * width + c] = !std::isnan(v);
+    }
+  const auto maps = lm.model->attention_maps(actx.data(), aobs.data(), L);
+  const int n = lm.model->config().num_patches(), heads = lm.model->config().n_heads;
+  if (!maps.empty()) {
+    html << "<h2>Attention</h2><p>Causal attention over " << n << " patches of "
+         << lm.model->config().patch_len << " steps" << (mixed ? "" : (" (" + esc(series.channels[0]) + ")"))
+         << "; row = query patch, column = key patch, darker = more weight.</p>\n";
+    for (size_t layer = 0; layer < maps.size(); ++layer) {
+      html << "<div class='maps'>";
+      for (int h = 0; h < heads; ++h)
+        html << heatmap("layer " + std::to_string(layer) + ", head " + std::to_string(h),
+                        maps[layer].data() + static_cast<size_t>(h) * n * n, n);
+      html << "</div>\n";
+    }
+  }
+  html << "</body></html>\n";
+  const std::string out =
+      a.output.empty() ? (fs::path(a.model).parent_path() / "plot.html").string() : a.output;
+  write_file_atomic(out, html.str());
+  std::printf("plot -> %s\n", out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void register_plot(CLI::App& app) {
+  auto a = std::make_shared<PlotArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "plot", "Write an HTML page: forecast vs actual, training curves, attention maps");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
+      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
+      "              --split val --window 0 --output val0.html\n"
+      "The page is self-contained (inline SVG): open it in any browser, attach it anywhere.");
+  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
+  sub->add_option("--input,-i", a->input, "CSV the model forecasts")->required();
+  sub->add_option("--split", a->split, "test or val")
+      ->check(CLI::IsMember({"test", "val"}))
+      ->capture_default_str();
+  sub->add_option("--window", a->window, "Window index in the split (-1 = the last one)")
+      ->capture_default_str();
+  sub->add_option("--log", a->log, "train_log.csv (default: the one beside the model)");
+  sub->add_option("--output,-o", a->output, "HTML file (default: plot.html beside the model)");
+  on_selected(sub, [a] { return run_plot(*a); });
+}
+
+}  // namespace attnfc::cli
