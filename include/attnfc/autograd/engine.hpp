@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 
 #include "attnfc/autograd/graph.hpp"
