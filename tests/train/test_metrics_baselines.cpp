@@ -3,7 +3,10 @@
 #include <omp.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "attnfc/base/error.hpp"
@@ -168,4 +171,24 @@ TEST_CASE("NLinear fit is identical at 1 and 2 threads") {
   omp_set_num_threads(saved);
   CHECK(a.weights() == b.weights());
   CHECK(a.bias() == b.bias());
+}
+
+TEST_CASE("infer_period finds the daily season of ETTh1 (OT alone and all 7 channels)") {
+  std::ifstream f(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);
+  std::vector<float> all, ot;
+  while (all.size() < 8640 * 7 && std::getline(f, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::getline(ss, cell, ',');  // date
+    for (int k = 0; k < 7; ++k) {
+      std::getline(ss, cell, ',');
+      all.push_back(std::stof(cell));
+      if (k == 6) ot.push_back(all.back());
+    }
+  }
+  CHECK(infer_period({ot.data(), 8640, 1}, 336) == 24);   // the raw ACF says 22
+  CHECK(infer_period({all.data(), 8640, 7}, 336) == 24);  // its highest peak is at 48
 }

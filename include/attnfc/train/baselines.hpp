@@ -27,10 +27,10 @@ struct SeriesRef {
 };
 
 // The dominant seasonal period of rows [0, rows): the lag in [2, max_lag] with the highest
-// local maximum of the autocorrelation (averaged over channels, slow trend removed)
-// that exceeds min_acf.
+// local maximum of the autocorrelation of the first differences (averaged over channels)
+// that exceeds min_acf, or the shortest divisor of that lag whose peak is within 80% of it.
 // Returns 1 (no seasonality) when there is none; then seasonal-naive is repeat-last.
-int infer_period(const SeriesRef& train, int max_lag, double min_acf = 0.2);
+int infer_period(const SeriesRef& train, int max_lag, double min_acf = 0.1);
 
 // Fills out [batch, H, C] with each window's last context value.
 void repeat_last(const float* contexts, int64_t batch, int context, int horizon, int channels,
