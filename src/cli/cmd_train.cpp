@@ -32,6 +32,7 @@ struct TrainArgs {
   std::string config, out;
   std::vector<std::string> sets;
   bool resume = false;
+  int64_t stop_after_steps = 0;
 };
 
 int run_train(const TrainArgs& a) {
@@ -55,6 +56,7 @@ int run_train(const TrainArgs& a) {
   opt.out_dir = out;
   opt.resume = a.resume;
   opt.interrupt = &g_interrupted;
+  opt.interrupt_after_steps = a.stop_after_steps;
   opt.tty = ::isatty(STDERR_FILENO) != 0;
   g_interrupted.store(false);
   struct sigaction sa {};
@@ -113,6 +115,8 @@ void register_train(CLI::App& app) {
       ->type_name("KEY=VALUE");
   sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
   sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
+  // For tests and scripts: behave as if Ctrl-C arrived after N optimiser steps (hidden).
+  sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");
   on_selected(sub, [a] { return run_train(*a); });
 }
 
