@@ -6,6 +6,8 @@
 // (for the whole test_autograd program; they count only while armed).
 #include <doctest/doctest.h>
 
+#include "../support/counting_allocator.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -17,71 +19,8 @@
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/autograd/parameters.hpp"
 
-namespace {
-std::atomic<bool> g_armed{false};
-std::atomic<long> g_allocations{0};
-
-void* counted_alloc(std::size_t n, std::size_t align) {
-  if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (n == 0) n = 1;
-  void* p = align > alignof(std::max_align_t)
-                ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                : std::malloc(n);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t n) {
-  return counted_alloc(n, 0);
-}
-void* operator new[](std::size_t n) {
-  return counted_alloc(n, 0);
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  return counted_alloc(n, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  return counted_alloc(n, static_cast<std::size_t>(a));
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted_alloc(n, 0);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted_alloc(n, 0);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
+using attnfc_test::g_allocations;
+using attnfc_test::g_armed;
 
 using namespace attnfc;
 using ag::Tensor;

@@ -1,8 +1,10 @@
 // House rule: no heap allocation inside a steady-state training step. This file
-// replaces the global operator new of test_model with a counting one (it forwards
-// to malloc, so sanitizers still see every allocation) and counts only while a
-// step runs: forward, loss, backward, gradient clipping and the AdamW update.
+// replaces the global operator new of test_model with the counting one of
+// tests/support/counting_allocator.hpp and counts only while a step runs:
+// forward, loss, backward, gradient clipping and the AdamW update.
 #include <doctest/doctest.h>
+
+#include "../support/counting_allocator.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -14,18 +16,8 @@
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 
-namespace {
-std::atomic<long> g_allocations{0};
-std::atomic<bool> g_counting{false};
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+using attnfc_test::g_allocations;
+using attnfc_test::g_armed;
 
 using namespace attnfc;
 
@@ -52,7 +44,7 @@ TEST_CASE("training step: no heap allocation in the steady state") {
     long during_last_step = -1;
     for (int s = 0; s < 4; ++s) {
       g_allocations = 0;
-      g_counting = s == 3;  // steps 0-2 warm up the arena and the optimiser state
+      g_armed = s == 3;  // steps 0-2 warm up the arena and the optimiser state
       g.reset();
       {
         ag::GraphScope scope(g);
@@ -63,16 +55,16 @@ TEST_CASE("training step: no heap allocation in the steady state") {
       }
       ag::clip_grad_norm(params, 1.0f);
       opt.step(1e-3f);
-      g_counting = false;
+      g_armed = false;
       during_last_step = g_allocations.load();
     }
     CHECK(during_last_step == 0);
     // The counter works: a step on a new shape must grow the arena or tape.
     g_allocations = 0;
-    g_counting = true;
+    g_armed = true;
     auto* probe = new std::vector<float>(16);
     asm volatile("" : : "g"(probe) : "memory");  // keep the compiler from eliding it
-    g_counting = false;
+    g_armed = false;
     delete probe;
     CHECK(g_allocations.load() >= 1);
   }
