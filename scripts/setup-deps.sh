@@ -3,7 +3,8 @@
 # Does nothing when everything is present; says what to run when it cannot install.
 set -euo pipefail
 
-packages=(g++ make cmake libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev)
+# jq and parallel drive scripts/sweep (its test runs in make test).
+packages=(g++ make cmake libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev jq parallel)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
