@@ -18,26 +18,14 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
 
 namespace {
-struct Run {
-  int code;
-  std::string out;
-};
-Run run_attnfc(const std::string& args) {
-  const std::string cmd = std::string(ATTNFC_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using cli_test::Run;
+using cli_test::run_attnfc;
 
 bool has(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;

@@ -1,5 +1,7 @@
 // attnfc inspect, run as a user would: the bundled datasets and files it must refuse.
 #include <doctest/doctest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -9,21 +11,8 @@
 #include <string>
 
 namespace {
-struct Result {
-  int code;
-  std::string out;
-};
-Result inspect(const std::string& args) {
-  const std::string cmd = std::string(ATTNFC_BINARY) + " inspect " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = cli_test::Run;
+Result inspect(const std::string& args) { return cli_test::run_attnfc("inspect " + args); }
 std::string dataset(const char* name) {
   return std::string(ATTNFC_SOURCE_DIR "/datasets/") + name;
 }

@@ -1,6 +1,8 @@
 // scripts/sweep on four micro runs: parallel execution, a failing configuration that does
 // not stop the others, the mean ± std table, skipping finished runs and resuming on re-run.
 #include <doctest/doctest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,28 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-};
+using cli_test::Run;
+using cli_test::sh;
+using cli_test::slurp;
 
-Run sh(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 

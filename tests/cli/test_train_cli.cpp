@@ -1,6 +1,8 @@
 // attnfc train / predict / evaluate as a user runs them: end to end on a slice of ETTh1,
 // Ctrl-C and --resume, and every error path with its message and exit code.
 #include <doctest/doctest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,30 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-};
+using cli_test::Run;
+using cli_test::sh;
+using cli_test::slurp;
 
-Run sh(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using cli_test::run_attnfc;
 
-Run run_attnfc(const std::string& args) { return sh(std::string(ATTNFC_BINARY) + " " + args); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
