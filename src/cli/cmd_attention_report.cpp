@@ -67,13 +67,18 @@ std::string lift_line(const nn::LagProfile& p, int max_lags) {
   return s;
 }
 
-// How a lag (in steps) relates to the series period, at patch resolution: "" when there
-// is nothing to compare, " (= the period)", " (= 3 periods)", or " (not the period)".
+// How a lag (in steps) relates to the series period: "" when there is nothing to
+// compare, " (= the period)" / " (= 3 periods)" when exact, " (~ the period at patch
+// resolution 16)" when within half a patch (patch tokens only see lags in multiples of
+// the patch length), or " (not the period)".
 std::string versus_period(long lag_steps, long period, int patch_len) {
   if (period <= 0 || lag_steps <= 0) return "";
   const long k = std::max(1L, std::lround(static_cast<double>(lag_steps) / period));
-  if (2 * std::labs(lag_steps - k * period) > patch_len) return " (not the period)";
-  return k == 1 ? " (= the period)" : " (= " + std::to_string(k) + " periods)";
+  const long off = std::labs(lag_steps - k * period);
+  if (2 * off > patch_len) return " (not the period)";
+  const std::string what = k == 1 ? "the period" : std::to_string(k) + " periods";
+  if (off == 0) return " (= " + what + ")";
+  return " (~ " + what + " at patch resolution " + std::to_string(patch_len) + ")";
 }
 
 int run_report(const ReportOptions& o) {
