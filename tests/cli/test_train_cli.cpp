@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -209,4 +211,30 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
          "cannot create the output folder");
   // Nothing to resume.
   expect(run_attnfc("train --out " + f.dir + "/empty --resume"), "no saved config");
+}
+
+TEST_CASE("a non-finite loss stops training with the step named and no NaN model saved") {
+  Fixture f;
+  const std::string run = f.dir + "/nan";
+  Run r = run_attnfc("train --config " + f.config + " --out " + run + " --stop-after-steps 3");
+  REQUIRE_MESSAGE(r.code == 130, r.out);
+  // Poison one weight of the resumable checkpoint, as a diverged step would have left it.
+  auto ck = attnfc::model::safetensors::read(run + "/checkpoint.safetensors");
+  bool poisoned = false;
+  for (auto& t : ck.tensors) {
+    if (t.name.find("weight") == std::string::npos || t.values.empty()) continue;
+    t.values[0] = std::numeric_limits<float>::quiet_NaN();
+    poisoned = true;
+    break;
+  }
+  REQUIRE(poisoned);
+  attnfc::model::safetensors::write(run + "/checkpoint.safetensors", ck);
+  r = run_attnfc("train --out " + run + " --resume");
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(r.out.find("training diverged at step 4") != std::string::npos, r.out);
+  CHECK_FALSE(fs::exists(run + "/metrics.json"));
+  if (fs::exists(run + "/model.safetensors")) {
+    for (const auto& t : attnfc::model::safetensors::read(run + "/model.safetensors").tensors)
+      for (float v : t.values) REQUIRE(std::isfinite(v));
+  }
 }
