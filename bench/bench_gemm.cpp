@@ -4,8 +4,8 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,8 +16,8 @@
 namespace {
 
 // CBLAS enums (cblas.h): row-major 101, no-trans 111, trans 112.
-using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
-                         int, float, float*, int);
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
 using SetThreadsFn = void (*)(int);
 
 struct OpenBlas {
@@ -62,7 +62,9 @@ struct Shape {
 
 // Both libraries keep their worker threads spinning for a while after a call; pause
 // when switching so one library's spinning threads do not steal the other's cores.
-void let_threads_settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+void let_threads_settle() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
 
 // Attention-sized batches: 1024 independent NT products of 64x64x32 (S = Q K^T per
 // head and tile). OpenBLAS has no batched call, so its reference is a loop.
@@ -78,8 +80,7 @@ void bench_batched(const bench::Options& opt, const OpenBlas* blas) {
   const double ours = bench::time_median(
       [&] {
         attnfc::kernels::gemm_strided_batched(false, true, M, N, K, 1.0f, A.data(), K, M * K,
-                                              B.data(), K, N * K, 0.0f, C.data(), N, M * N,
-                                              batch);
+                                              B.data(), K, N * K, 0.0f, C.data(), N, M * N, batch);
       },
       opt.min_seconds);
   if (!blas) {
@@ -90,8 +91,8 @@ void bench_batched(const bench::Options& opt, const OpenBlas* blas) {
   const double theirs = bench::time_median(
       [&] {
         for (int b = 0; b < batch; ++b) {
-          blas->sgemm(101, 111, 112, M, N, K, 1.0f, A.data() + b * M * K, K,
-                      B.data() + b * N * K, K, 0.0f, C.data() + b * M * N, N);
+          blas->sgemm(101, 111, 112, M, N, K, 1.0f, A.data() + b * M * K, K, B.data() + b * N * K,
+                      K, 0.0f, C.data() + b * M * N, N);
         }
       },
       opt.min_seconds);
@@ -111,11 +112,16 @@ int main(int argc, char** argv) {
     blas.set_threads(opt.threads);
   }
 
-  const Shape shapes[] = {{512, 512, 512},   {1024, 1024, 1024}, {4096, 384, 128},
-                          {4096, 128, 128},  {4096, 512, 128},   {4096, 128, 512},
+  const Shape shapes[] = {{512, 512, 512},
+                          {1024, 1024, 1024},
+                          {4096, 384, 128},
+                          {4096, 128, 128},
+                          {4096, 512, 128},
+                          {4096, 128, 512},
                           // The weight gradients of the model's linear layers (dW = dY^T X
                           // over 4096 tokens): few rows, long K.
-                          {384, 128, 4096, "TN"}, {128, 512, 4096, "TN"}};
+                          {384, 128, 4096, "TN"},
+                          {128, 512, 4096, "TN"}};
   const char* modes[] = {"NN", "NT", "TN"};
   int case_index = 0;
   for (const Shape& s : shapes) {
@@ -158,8 +164,7 @@ int main(int argc, char** argv) {
         ours = bench::time_median(run_ours, opt.min_seconds);
       }
       let_threads_settle();
-      bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, "openblas",
-                  flops / theirs * 1e-9);
+      bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, "openblas", flops / theirs * 1e-9);
     }
   }
   bench_batched(opt, have_blas ? &blas : nullptr);

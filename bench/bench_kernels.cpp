@@ -27,8 +27,8 @@ void bench_softmax(const bench::Options& opt) {
   bench::fill_random(x.data(), x.size(), 11);
   bench::fill_random(dy.data(), dy.size(), 12);
   const double elems = static_cast<double>(rows) * cols * 1e-9;
-  const double fwd = bench::time_median([&] { ak::softmax_forward(x.data(), y.data(), rows, cols); },
-                                        opt.min_seconds);
+  const double fwd = bench::time_median(
+      [&] { ak::softmax_forward(x.data(), y.data(), rows, cols); }, opt.min_seconds);
   const double fwd_ref = bench::time_median(
       [&] { ak::softmax_forward_reference(x.data(), y.data(), rows, cols); }, opt.min_seconds);
   bench::emit("softmax", "forward " + name, "Gelem/s", elems / fwd, "reference", elems / fwd_ref);
@@ -37,8 +37,7 @@ void bench_softmax(const bench::Options& opt) {
   const double bwd_ref = bench::time_median(
       [&] { ak::softmax_backward_reference(y.data(), dy.data(), dx.data(), rows, cols); },
       opt.min_seconds);
-  bench::emit("softmax", "backward " + name, "Gelem/s", elems / bwd, "reference",
-              elems / bwd_ref);
+  bench::emit("softmax", "backward " + name, "Gelem/s", elems / bwd, "reference", elems / bwd_ref);
 }
 
 void bench_layernorm(const bench::Options& opt) {
@@ -165,8 +164,8 @@ void bench_attention(const bench::Options& opt, int ref_max_L, double max_second
     }
     // Each step quadruples the work: stop before a case would blow the time budget.
     if (L != lengths[3] && t * 16.0 > max_seconds) {
-      std::fprintf(stderr, "bench_kernels: skipping attention beyond L=%d (%.1f s per call)\n",
-                   L, t);
+      std::fprintf(stderr, "bench_kernels: skipping attention beyond L=%d (%.1f s per call)\n", L,
+                   t);
       break;
     }
   }

@@ -21,9 +21,9 @@
 namespace bench {
 
 struct Options {
-  int threads = 0;          // 0: the kernels' default (physical cores)
+  int threads = 0;            // 0: the kernels' default (physical cores)
   double min_seconds = 0.25;  // time budget per measured quantity
-  std::string filter;       // only cases whose name contains this
+  std::string filter;         // only cases whose name contains this
 };
 
 inline void usage(const char* prog) {

@@ -40,7 +40,8 @@ int run_evaluate(const EvaluateArgs& a) {
   std::fputs(table.c_str(), stdout);
   const std::string json_path =
       a.json.empty()
-          ? (std::filesystem::path(a.model).parent_path() / ("evaluation_" + a.split + ".json")).string()
+          ? (std::filesystem::path(a.model).parent_path() / ("evaluation_" + a.split + ".json"))
+                .string()
           : a.json;
   write_file_atomic(json_path, result.dump(2) + "\n");
   std::printf("JSON -> %s\n", json_path.c_str());
@@ -52,7 +53,8 @@ int run_evaluate(const EvaluateArgs& a) {
 void register_evaluate(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
   CLI::App* sub = app.add_subcommand(
-      "evaluate", "Score a model beside repeat-last, seasonal-naive and NLinear on the same windows");
+      "evaluate",
+      "Score a model beside repeat-last, seasonal-naive and NLinear on the same windows");
   sub->footer(
       "Examples:\n"
       "  attnfc evaluate --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"

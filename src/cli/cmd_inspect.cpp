@@ -152,8 +152,9 @@ int run_inspect(const InspectOptions& o) {
   } else {
     std::printf("gaps       %zu (%lld missing periods%s)\n", s.gaps.size(),
                 static_cast<long long>(s.total_missing_periods),
-                s.off_grid_steps ? (", " + std::to_string(s.off_grid_steps) + " off the grid").c_str()
-                                 : "");
+                s.off_grid_steps
+                    ? (", " + std::to_string(s.off_grid_steps) + " off the grid").c_str()
+                    : "");
     for (size_t i = 0; i < s.gaps.size() && i < 5; ++i) {
       const Gap& g = s.gaps[i];
       std::printf("           line %llu: %s -> %s (%s)\n",
@@ -168,7 +169,8 @@ int run_inspect(const InspectOptions& o) {
   if (s.total_missing() == 0) {
     std::printf("\n");
   } else if (policy == MissingPolicy::kError) {
-    std::printf(" (train/predict refuse them by default; choose --missing ffill, interpolate or mask)\n");
+    std::printf(
+        " (train/predict refuse them by default; choose --missing ffill, interpolate or mask)\n");
   } else {
     std::printf(" (filled by policy '%s')\n", to_string(policy));
   }
@@ -188,7 +190,8 @@ int run_inspect(const InspectOptions& o) {
                 to_string(col.kind), role.c_str());
     std::string miss = std::to_string(col.missing);
     if (col.missing) {
-      miss += " (" + num(100.0 * static_cast<double>(col.missing) / static_cast<double>(s.rows())) + "%)";
+      miss += " (" + num(100.0 * static_cast<double>(col.missing) / static_cast<double>(s.rows())) +
+              "%)";
     }
     std::printf("%-14s ", miss.c_str());
     if (ch != s.channels.end()) {
@@ -212,18 +215,21 @@ int run_inspect(const InspectOptions& o) {
 void register_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* sub = app.add_subcommand(
-      "inspect", "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
-                 "gaps, missing values, statistics and a sparkline per column");
+      "inspect",
+      "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
+      "gaps, missing values, statistics and a sparkline per column");
   sub->add_option("file", o->path, "CSV file")->required();
   sub->add_option("--time-column", o->time_column,
                   "time column, or composite columns such as year,month,day,hour "
                   "(default: found from the header)");
   sub->add_option("--columns", o->columns, "value columns, comma-separated (default: all numeric)")
       ->delimiter(',');
-  sub->add_option("--delimiter", o->delimiter, "field delimiter: one character, or tab (default ,)");
+  sub->add_option("--delimiter", o->delimiter,
+                  "field delimiter: one character, or tab (default ,)");
   sub->add_option("--missing", o->missing,
                   "missing-value policy to preview: error|ffill|interpolate|mask (default error)");
-  sub->add_option("--frequency", o->frequency, "frequency such as 1h, 1d, B, 1mo (default: inferred)");
+  sub->add_option("--frequency", o->frequency,
+                  "frequency such as 1h, 1d, B, 1mo (default: inferred)");
   sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
       ->check(CLI::Range(1, 1000));
   on_selected(sub, [o] { return run_inspect(*o); });

@@ -31,7 +31,8 @@ struct PlotArgs {
 
 std::string esc(const std::string& s) {
   std::string o;
-  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  for (char c : s)
+    o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
   return o;
 }
 
@@ -98,8 +99,7 @@ std::string heatmap(const std::string& title, const float* w, int n) {
   const int size = cell * n;
   std::ostringstream s;
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << size + 8 << "' height='" << size + 24
-    << "' font-family='sans-serif' font-size='11'><text x='0' y='12'>" << esc(title)
-    << "</text>\n";
+    << "' font-family='sans-serif' font-size='11'><text x='0' y='12'>" << esc(title) << "</text>\n";
   for (int i = 0; i < n; ++i)
     for (int j = 0; j <= i; ++j) {
       const double v = std::clamp(static_cast<double>(w[i * n + j]), 0.0, 1.0);
@@ -138,14 +138,14 @@ int run_plot(const PlotArgs& a) {
   lm.scaler.inverse_transform(base.data(), H);
 
   std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: "
-       << esc(a.model) << "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
+  html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: " << esc(a.model)
+       << "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
        << "h2{margin-top:28px}.maps svg{margin:4px}</style></head><body>\n<h1>attnfc plot</h1>\n"
        << "<p>model <code>" << esc(a.model) << "</code> on <code>" << esc(a.input)
        << "</code>: " << esc(series.describe()) << "</p>\n";
   html << "<h2>Forecast vs actual</h2><p>" << a.split << " window " << w << " of " << windows
-       << ": forecast from " << esc(series.format_time(series.timestamps[t0])) << ", context "
-       << L << " steps, horizon " << H << " (original units).</p>\n";
+       << ": forecast from " << esc(series.format_time(series.timestamps[t0])) << ", context " << L
+       << " steps, horizon " << H << " (original units).</p>\n";
   for (int c = 0; c < std::min(C, a.max_channels); ++c) {
     Line hist{{}, {}, "#888", "context"}, actual{{}, {}, "#111", "actual"},
         model{{}, {}, "#1f5fd6", "attnfc"}, lin{{}, {}, "#e07b00", "NLinear", true};
@@ -194,7 +194,8 @@ int run_plot(const PlotArgs& a) {
   const int n = lm.model->config().num_patches(), heads = lm.model->config().n_heads;
   if (!maps.empty()) {
     html << "<h2>Attention</h2><p>Causal attention over " << n << " patches of "
-         << lm.model->config().patch_len << " steps" << (mixed ? "" : (" (" + esc(series.channels[0]) + ")"))
+         << lm.model->config().patch_len << " steps"
+         << (mixed ? "" : (" (" + esc(series.channels[0]) + ")"))
          << "; row = query patch, column = key patch, darker = more weight.</p>\n";
     for (size_t layer = 0; layer < maps.size(); ++layer) {
       html << "<div class='maps'>";

@@ -28,7 +28,8 @@ int run_predict(const PredictArgs& a) {
   if (!series.frequency.known()) {
     // Too few rows to infer it: continue at the frequency the model was trained on.
     if (lm.frequency == "unknown" || lm.frequency.empty())
-      throw InputError(a.input + ": cannot tell the time step of the series, so the forecast "
+      throw InputError(a.input +
+                       ": cannot tell the time step of the series, so the forecast "
                        "has no timestamps; give data.frequency in the training config");
     series.frequency = data::Frequency::parse(lm.frequency);
   }

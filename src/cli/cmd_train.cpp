@@ -47,7 +47,7 @@ int run_train(const TrainArgs& a) {
   const std::string config_path = a.config.empty() ? train::run_file(out, "config.json") : a.config;
   if (!fs::exists(config_path))
     throw InputError(config_path + (a.config.empty() ? ": no saved config in the run folder"
-                                                      : ": config file not found"));
+                                                     : ": config file not found"));
   nlohmann::json root = model::load_json_file(config_path);
   train::apply_overrides(root, a.sets);
   const train::RunConfig cfg = train::parse_run_config(root);

@@ -22,7 +22,9 @@ std::vector<std::pair<CLI::App*, Handler>>& handlers() {
 }
 }  // namespace
 
-void on_selected(CLI::App* sub, Handler handler) { handlers().emplace_back(sub, std::move(handler)); }
+void on_selected(CLI::App* sub, Handler handler) {
+  handlers().emplace_back(sub, std::move(handler));
+}
 
 void register_version_info(CLI::App& app) {
   app.set_version_flag("--version", std::string("attnfc ") + ATTNFC_VERSION);
@@ -41,7 +43,8 @@ int main(int argc, char** argv) {
                  "trace|debug|info|warn|error|off (default: info on a terminal, warn otherwise)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   int threads = 0;
-  app.add_option("--threads", threads, "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
+  app.add_option("--threads", threads,
+                 "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
       ->check(CLI::PositiveNumber);
 
   cli::register_version_info(app);

@@ -45,8 +45,9 @@ inline const char* find_field_end(const char* p, const char* end, char delim) {
                 vr = _mm256_set1_epi8('\r');
   while (end - p >= 32) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, vd), _mm256_cmpeq_epi8(x, vn)),
-                                        _mm256_cmpeq_epi8(x, vr));
+    const __m256i hit =
+        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, vd), _mm256_cmpeq_epi8(x, vn)),
+                        _mm256_cmpeq_epi8(x, vr));
     const uint32_t m = static_cast<uint32_t>(_mm256_movemask_epi8(hit));
     if (m) return p + __builtin_ctz(m);
     p += 32;
@@ -188,8 +189,8 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
     const long line = 1 + static_cast<long>(std::count(text.data(), text.data() + at, '\n'));
     const size_t bol = text.rfind('\n', at == 0 ? 0 : at - 1);
     const long col = static_cast<long>(bol == std::string::npos || at == 0 ? at + 1 : at - bol);
-    throw InputError(locate(t.source_, line, col,
-                            "found a NUL byte (binary data); expected a text CSV file"));
+    throw InputError(
+        locate(t.source_, line, col, "found a NUL byte (binary data); expected a text CSV file"));
   }
   Tokenizer tok(t.text_, t.source_, delimiter);
   tok.skip_bom();
@@ -198,8 +199,8 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
   size_t fields = 0;
   uint64_t line = 0;
   if (!tok.next_record(hb, hs, fields, line)) {
-    throw InputError(locate(t.source_, 0, 0,
-                            "file is empty; expected a header line and data rows"));
+    throw InputError(
+        locate(t.source_, 0, 0, "file is empty; expected a header line and data rows"));
   }
   t.header_.reserve(fields);
   for (size_t i = 0; i < fields; ++i) t.header_.emplace_back(text.data() + hb[i], hs[i]);
@@ -217,18 +218,17 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
   while (tok.next_record(t.cell_begin_, t.cell_size_, fields, line)) {
     if (fields != ncols) {
       const std::string what =
-          "found " + std::to_string(fields) + (fields == 1 ? " field" : " fields") +
-          ", expected " + std::to_string(ncols) + " as in the header (delimiter " +
-          delimiter_name(delimiter) + ")";
-      throw InputError(
-          locate(t.source_, static_cast<long>(line),
-                 static_cast<long>(std::min(fields, ncols) + (fields > ncols ? 1 : 0)), what));
+          "found " + std::to_string(fields) + (fields == 1 ? " field" : " fields") + ", expected " +
+          std::to_string(ncols) + " as in the header (delimiter " + delimiter_name(delimiter) + ")";
+      throw InputError(locate(t.source_, static_cast<long>(line),
+                              static_cast<long>(std::min(fields, ncols) + (fields > ncols ? 1 : 0)),
+                              what));
     }
     t.row_line_.push_back(line);
   }
   if (t.row_line_.empty()) {
-    throw InputError(locate(t.source_, 2, 0,
-                            "file has a header but no data rows; expected at least one row"));
+    throw InputError(
+        locate(t.source_, 2, 0, "file has a header but no data rows; expected at least one row"));
   }
   return t;
 }
@@ -236,18 +236,18 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
 CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    throw InputError(locate(path, 0, 0,
-                            std::string("cannot open: ") + std::strerror(errno) +
-                                "; expected a readable CSV file"));
+    throw InputError(locate(
+        path, 0, 0,
+        std::string("cannot open: ") + std::strerror(errno) + "; expected a readable CSV file"));
   }
   if (S_ISDIR(st.st_mode)) {
     throw InputError(locate(path, 0, 0, "is a directory; expected a CSV file"));
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    throw InputError(locate(path, 0, 0,
-                            std::string("cannot open: ") + std::strerror(errno) +
-                                "; expected a readable CSV file"));
+    throw InputError(locate(
+        path, 0, 0,
+        std::string("cannot open: ") + std::strerror(errno) + "; expected a readable CSV file"));
   }
   std::string bytes;
   if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
@@ -285,9 +285,8 @@ size_t CsvTable::column_index(std::string_view name) const {
       list += (i ? ", " : "") + quote_token(header_[i]);
     }
     if (header_.size() > 30) list += ", ...";
-    throw InputError(locate(source_, 1, 0,
-                            "no column named '" + quote_token(name) + "'; expected one of: " +
-                                list));
+    throw InputError(locate(
+        source_, 1, 0, "no column named '" + quote_token(name) + "'; expected one of: " + list));
   }
   return *found;
 }
@@ -323,8 +322,8 @@ namespace {
 // Everything else (and anything unusual) is left to std::from_chars.
 // SWAR digit parsing: eight ASCII digits loaded as one little-endian word.
 inline bool all_eight_digits(uint64_t v) {
-  return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
-         0x3333333333333333ull;
+  return ((v & 0xF0F0F0F0F0F0F0F0ull) |
+          (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
 }
 // Folds digit pairs, then quads, then the two halves; byte 0 is the first digit.
 inline uint32_t eight_digits_value(uint64_t v) {

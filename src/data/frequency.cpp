@@ -91,19 +91,29 @@ Frequency Frequency::parse(std::string_view text) {
   }
   std::string lower = unit_text;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::map<std::string, Frequency> kUnits = {
-      {"s", {Unit::kSeconds, 1}},         {"sec", {Unit::kSeconds, 1}},
-      {"min", {Unit::kSeconds, 60}},      {"t", {Unit::kSeconds, 60}},
-      {"h", {Unit::kSeconds, 3600}},      {"hourly", {Unit::kSeconds, 3600}},
-      {"d", {Unit::kSeconds, kDay}},      {"daily", {Unit::kSeconds, kDay}},
-      {"w", {Unit::kSeconds, kWeek}},     {"weekly", {Unit::kSeconds, kWeek}},
-      {"mo", {Unit::kMonths, 1}},         {"ms", {Unit::kMonths, 1}},
-      {"monthly", {Unit::kMonths, 1}},    {"q", {Unit::kMonths, 3}},
-      {"qs", {Unit::kMonths, 3}},         {"quarterly", {Unit::kMonths, 3}},
-      {"y", {Unit::kMonths, 12}},         {"a", {Unit::kMonths, 12}},
-      {"ys", {Unit::kMonths, 12}},        {"yearly", {Unit::kMonths, 12}},
-      {"b", {Unit::kBusinessDays, 1}},    {"bday", {Unit::kBusinessDays, 1}},
-      {"business", {Unit::kBusinessDays, 1}}};
+  static const std::map<std::string, Frequency> kUnits = {{"s", {Unit::kSeconds, 1}},
+                                                          {"sec", {Unit::kSeconds, 1}},
+                                                          {"min", {Unit::kSeconds, 60}},
+                                                          {"t", {Unit::kSeconds, 60}},
+                                                          {"h", {Unit::kSeconds, 3600}},
+                                                          {"hourly", {Unit::kSeconds, 3600}},
+                                                          {"d", {Unit::kSeconds, kDay}},
+                                                          {"daily", {Unit::kSeconds, kDay}},
+                                                          {"w", {Unit::kSeconds, kWeek}},
+                                                          {"weekly", {Unit::kSeconds, kWeek}},
+                                                          {"mo", {Unit::kMonths, 1}},
+                                                          {"ms", {Unit::kMonths, 1}},
+                                                          {"monthly", {Unit::kMonths, 1}},
+                                                          {"q", {Unit::kMonths, 3}},
+                                                          {"qs", {Unit::kMonths, 3}},
+                                                          {"quarterly", {Unit::kMonths, 3}},
+                                                          {"y", {Unit::kMonths, 12}},
+                                                          {"a", {Unit::kMonths, 12}},
+                                                          {"ys", {Unit::kMonths, 12}},
+                                                          {"yearly", {Unit::kMonths, 12}},
+                                                          {"b", {Unit::kBusinessDays, 1}},
+                                                          {"bday", {Unit::kBusinessDays, 1}},
+                                                          {"business", {Unit::kBusinessDays, 1}}};
   Frequency f;
   if (unit_text == "M") {
     f = {Unit::kMonths, 1};  // pandas-style "M" = month; "m" alone is ambiguous
@@ -114,8 +124,9 @@ Frequency Frequency::parse(std::string_view text) {
   }
   if (month_end && f.unit != Unit::kMonths) count = -1;
   if (count <= 0) {
-    throw InputError("frequency: found '" + detail::quote_token(text) +
-                     "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo, 1y or 1mo-end");
+    throw InputError(
+        "frequency: found '" + detail::quote_token(text) +
+        "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo, 1y or 1mo-end");
   }
   f.step *= count;
   f.month_end = month_end;

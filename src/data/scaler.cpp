@@ -44,7 +44,8 @@ Scaler Scaler::fit(const TimeSeries& series, RowRange rows) {
       ++count;
     }
     if (count == 0) {
-      throw InputError(series.source + ": scaler: channel '" + detail::quote_token(series.channels[c]) +
+      throw InputError(series.source + ": scaler: channel '" +
+                       detail::quote_token(series.channels[c]) +
                        "' has no observed value in the training rows; expected at least one");
     }
     const double m = sum / static_cast<double>(count);
@@ -103,8 +104,9 @@ nlohmann::json Scaler::to_json() const {
 Scaler Scaler::from_json(const nlohmann::json& j) {
   const auto need = [&](const char* key) -> const nlohmann::json& {
     if (!j.is_object() || !j.contains(key)) {
-      throw InputError(std::string("scaler.") + key + ": missing; expected a z-score scaler with "
-                                                     "type, channels, mean and scale");
+      throw InputError(std::string("scaler.") + key +
+                       ": missing; expected a z-score scaler with "
+                       "type, channels, mean and scale");
     }
     return j.at(key);
   };

@@ -105,8 +105,9 @@ void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s) {
     TimeStyle st;
     const std::optional<int64_t> t = parse_timestamp(cell, &st);
     if (!t) {
-      const std::string found = is_missing_token(cell) ? "a missing time '" + quote_token(cell) + "'"
-                                                       : "'" + quote_token(cell) + "'";
+      const std::string found = is_missing_token(cell)
+                                    ? "a missing time '" + quote_token(cell) + "'"
+                                    : "'" + quote_token(cell) + "'";
       throw InputError(table.locate_cell(
           r, col,
           "found " + found +
@@ -141,23 +142,21 @@ void read_composite_time(const CsvTable& table, const std::vector<size_t>& cols,
       if (!parse_number(cell, x) || x != std::floor(x) || x < kMin[k] || x > kMax[k]) {
         throw InputError(table.locate_cell(
             r, cols[k],
-            "found '" + quote_token(cell) + "', expected the " + kPart[k] +
-                " as an integer in [" + std::to_string(kMin[k]) + ", " +
-                std::to_string(kMax[k]) + "]"));
+            "found '" + quote_token(cell) + "', expected the " + kPart[k] + " as an integer in [" +
+                std::to_string(kMin[k]) + ", " + std::to_string(kMax[k]) + "]"));
       }
       v[k] = static_cast<unsigned>(x);
     }
     if (!is_valid_date(v[0], v[1], v[2])) {
-      throw InputError(table.locate_cell(
-          r, cols[2],
-          "found day " + std::to_string(v[2]) + " of " + std::to_string(v[0]) + "-" +
-              std::to_string(v[1]) + ", expected a valid calendar date"));
+      throw InputError(table.locate_cell(r, cols[2],
+                                         "found day " + std::to_string(v[2]) + " of " +
+                                             std::to_string(v[0]) + "-" + std::to_string(v[1]) +
+                                             ", expected a valid calendar date"));
     }
     s.timestamps[r] = to_unix_seconds(v[0], v[1], v[2], v[3], v[4]);
   }
-  static const TimeFormat kStyles[] = {TimeFormat::kYear, TimeFormat::kYearMonth,
-                                       TimeFormat::kDate, TimeFormat::kDateTimeMinutes,
-                                       TimeFormat::kDateTimeMinutes};
+  static const TimeFormat kStyles[] = {TimeFormat::kYear, TimeFormat::kYearMonth, TimeFormat::kDate,
+                                       TimeFormat::kDateTimeMinutes, TimeFormat::kDateTimeMinutes};
   s.time_style.format = kStyles[cols.size() - 1];
 }
 
@@ -168,15 +167,15 @@ void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& 
     const std::string shown = format_timestamp(cur, s.time_style);
     const std::string prev_line = std::to_string(table.line_of(r - 1));
     if (cur == prev) {
-      throw InputError(table.locate_cell(
-          r, time_col,
-          "found duplicate time " + shown + " (also on line " + prev_line +
-              "), expected strictly increasing times"));
+      throw InputError(table.locate_cell(r, time_col,
+                                         "found duplicate time " + shown + " (also on line " +
+                                             prev_line + "), expected strictly increasing times"));
     }
-    throw InputError(table.locate_cell(
-        r, time_col,
-        "found time " + shown + " earlier than " + format_timestamp(prev, s.time_style) +
-            " on line " + prev_line + ", expected strictly increasing times (sort the file by time)"));
+    throw InputError(
+        table.locate_cell(r, time_col,
+                          "found time " + shown + " earlier than " +
+                              format_timestamp(prev, s.time_style) + " on line " + prev_line +
+                              ", expected strictly increasing times (sort the file by time)"));
   }
 }
 
@@ -197,8 +196,9 @@ std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOpti
       }
       if (std::find(cols.begin(), cols.end(), c) != cols.end()) {
         throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
-                                "column '" + quote_token(name) + "' is listed twice; expected each value "
-                                                    "column once"));
+                                "column '" + quote_token(name) +
+                                    "' is listed twice; expected each value "
+                                    "column once"));
       }
       cols.push_back(c);
     }
@@ -224,7 +224,7 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
   size_t first = 0;
   while (first < n && !obs[first]) ++first;
   for (size_t i = 0; i < first; ++i) v[i] = v[first];  // leading gap: first observed value
-  size_t last = first;                                  // last observed row so far
+  size_t last = first;                                 // last observed row so far
   for (size_t i = first + 1; i < n; ++i) {
     if (obs[i]) {
       if (policy != MissingPolicy::kFfill && i > last + 1) {
@@ -260,8 +260,8 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
   size_t ncols_missing = 0;
   for (const ColumnState& c : cols) {
     if (c.missing == 0) continue;
-    per_column += std::string(ncols_missing++ ? ", " : "") + quote_token(table.header()[c.col]) + " (" +
-                  std::to_string(c.missing) + ")";
+    per_column += std::string(ncols_missing++ ? ", " : "") + quote_token(table.header()[c.col]) +
+                  " (" + std::to_string(c.missing) + ")";
   }
   std::string where;
   for (size_t i = 0; i < first.size(); ++i) {
@@ -271,9 +271,9 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
   const auto [row, k] = first.front();
   throw InputError(table.locate_cell(
       row, cols[k].col,
-      "found missing value '" + quote_token(table.cell(row, cols[k].col)) + "', expected a number (" +
-          std::to_string(total) + " missing in " + per_column + "; first at " + where +
-          "); choose a missing-value policy: ffill, interpolate or mask"));
+      "found missing value '" + quote_token(table.cell(row, cols[k].col)) +
+          "', expected a number (" + std::to_string(total) + " missing in " + per_column +
+          "; first at " + where + "); choose a missing-value policy: ffill, interpolate or mask"));
 }
 
 }  // namespace
@@ -342,9 +342,10 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
       if (parse_number(cell, x)) {
         const float f = static_cast<float>(x);
         if (!std::isfinite(f)) {
-          throw InputError(table.locate_cell(
-              r, st.col,
-              "found '" + quote_token(cell) + "', expected a number within float range (|x| < 3.4e38)"));
+          throw InputError(
+              table.locate_cell(r, st.col,
+                                "found '" + quote_token(cell) +
+                                    "', expected a number within float range (|x| < 3.4e38)"));
         }
         st.values[r] = f;
         st.observed[r] = 1;
@@ -481,9 +482,9 @@ size_t TimeSeries::channel_index(std::string_view name) const {
   for (size_t i = 0; i < channels.size(); ++i) {
     if (channels[i] == name) return i;
   }
-  throw InputError(locate(source, 0, 0,
-                          "no channel named '" + quote_token(name) + "'; expected one of: " +
-                              join(channels)));
+  throw InputError(
+      locate(source, 0, 0,
+             "no channel named '" + quote_token(name) + "'; expected one of: " + join(channels)));
 }
 
 std::vector<int64_t> TimeSeries::future_timestamps(size_t n) const {
@@ -514,7 +515,8 @@ std::string TimeSeries::describe() const {
          (off_grid_steps ? ", " + std::to_string(off_grid_steps) + " off-grid steps" : "") + ")";
   }
   const size_t miss = total_missing();
-  if (miss) d += ", " + std::to_string(miss) + " missing values (" + to_string(missing_policy) + ")";
+  if (miss)
+    d += ", " + std::to_string(miss) + " missing values (" + to_string(missing_policy) + ")";
   return d;
 }
 

@@ -63,7 +63,8 @@ Split split_by_dates(const TimeSeries& series, int64_t val_start, int64_t test_s
                      series.format_time(val_start) + "); expected val before test");
   }
   const auto& ts = series.timestamps;
-  const size_t t1 = static_cast<size_t>(std::lower_bound(ts.begin(), ts.end(), val_start) - ts.begin());
+  const size_t t1 =
+      static_cast<size_t>(std::lower_bound(ts.begin(), ts.end(), val_start) - ts.begin());
   const size_t t2 =
       static_cast<size_t>(std::lower_bound(ts.begin(), ts.end(), test_start) - ts.begin());
   return make_split(ts.size(), t1, t2, ts.size(), context, series.source + ": split by dates");

@@ -30,8 +30,7 @@ unsigned days_in_month(int64_t y, unsigned m) {
 }
 
 // Reads 1..max_digits decimal digits at s[i]; advances i.
-bool read_uint(std::string_view s, size_t& i, size_t min_digits, size_t max_digits,
-               unsigned& out) {
+bool read_uint(std::string_view s, size_t& i, size_t min_digits, size_t max_digits, unsigned& out) {
   size_t k = 0;
   unsigned v = 0;
   while (i + k < s.size() && k < max_digits && s[i + k] >= '0' && s[i + k] <= '9') {
@@ -103,9 +102,9 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   // "year"; then count 400-year eras of 146097 days.
   y -= m <= 2;
   const int64_t era = floor_div(y, 400);
-  const int64_t yoe = y - era * 400;                                     // [0, 399]
+  const int64_t yoe = y - era * 400;                                    // [0, 399]
   const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;             // [0, 146096]
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
   return era * 146097 + doe - 719468;
 }
 
@@ -140,8 +139,9 @@ std::optional<int64_t> parse_timestamp(std::string_view cell, TimeStyle* style_o
   if (s.empty()) return std::nullopt;
   TimeStyle style;
   std::optional<int64_t> t;
-  const bool looks_integer = s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) ==
-                             std::string_view::npos && s.size() > (s[0] == '-' ? 1u : 0u);
+  const bool looks_integer =
+      s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string_view::npos &&
+      s.size() > (s[0] == '-' ? 1u : 0u);
   if (looks_integer) {
     int64_t v;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -183,7 +183,8 @@ std::string format_timestamp(int64_t t, const TimeStyle& style) {
       break;
     case TimeFormat::kDateTimeMinutes:
     case TimeFormat::kDateTimeSeconds: {
-      const unsigned hh = static_cast<unsigned>(tod / 3600), mm = static_cast<unsigned>(tod / 60 % 60),
+      const unsigned hh = static_cast<unsigned>(tod / 3600),
+                     mm = static_cast<unsigned>(tod / 60 % 60),
                      ss = static_cast<unsigned>(tod % 60);
       // Never silently drop seconds the input did not have a column for.
       if (style.format == TimeFormat::kDateTimeMinutes && ss == 0) {

@@ -39,7 +39,8 @@ WindowSampler::WindowSampler(const TimeSeries& series, RowRange rows, size_t con
                      std::to_string(series.rows()) + " rows");
   }
   if (series.num_channels() == 0) {
-    throw InputError(series.source + ": windows: the series has no channels; expected at least one");
+    throw InputError(series.source +
+                     ": windows: the series has no channels; expected at least one");
   }
   width_ = mode == ChannelMode::kMixed ? series.num_channels() : 1;
   windows_per_channel_ = count_windows(rows, context + horizon);
@@ -48,7 +49,9 @@ WindowSampler::WindowSampler(const TimeSeries& series, RowRange rows, size_t con
   reset_order();
 }
 
-void WindowSampler::reset_order() { std::iota(order_.begin(), order_.end(), uint64_t{0}); }
+void WindowSampler::reset_order() {
+  std::iota(order_.begin(), order_.end(), uint64_t{0});
+}
 
 void WindowSampler::shuffle(uint64_t seed) {
   reset_order();

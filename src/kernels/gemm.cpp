@@ -235,7 +235,8 @@ void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, i
                     float* C, int ldc, const Epilogue& ep) {
   if (M <= 0 || N <= 0) return;
   const double macs = static_cast<double>(M) * N * K;
-  if (path == Path::Auto) path = prefer_small(transB, M, K, macs) ? Path::Small : best_packed_path();
+  if (path == Path::Auto)
+    path = prefer_small(transB, M, K, macs) ? Path::Small : best_packed_path();
   if (!path_available(path)) path = best_packed_path();
   // Serial paths set FTZ/DAZ too, so denormals behave the same at any thread count.
   enable_flush_to_zero();
@@ -261,8 +262,8 @@ void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, i
 
 void gemm(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
           const float* B, int ldb, float beta, float* C, int ldc, const Epilogue& ep) {
-  gemm_detail::gemm_with_path(gemm_detail::Path::Auto, true, transA, transB, M, N, K, alpha, A,
-                              lda, B, ldb, beta, C, ldc, ep);
+  gemm_detail::gemm_with_path(gemm_detail::Path::Auto, true, transA, transB, M, N, K, alpha, A, lda,
+                              B, ldb, beta, C, ldc, ep);
 }
 
 // Many small products (attention heads): one product per thread, single-threaded
@@ -281,8 +282,8 @@ void gemm_strided_batched(bool transA, bool transB, int M, int N, int K, float a
       enable_flush_to_zero();
 #pragma omp for schedule(dynamic, chunk)
       for (int b = 0; b < batch; ++b) {
-        gemm_detail::gemm_with_path(gemm_detail::Path::Auto, false, transA, transB, M, N, K,
-                                    alpha, A + b * strideA, lda, B + b * strideB, ldb, beta,
+        gemm_detail::gemm_with_path(gemm_detail::Path::Auto, false, transA, transB, M, N, K, alpha,
+                                    A + b * strideA, lda, B + b * strideB, ldb, beta,
                                     C + b * strideC, ldc, {});
       }
     }

@@ -43,7 +43,9 @@ void kernel_6x16(int kc, const float* pa, const float* pb, const TileStore& st) 
 
 }  // namespace
 
-KernelSpec avx2_spec() { return {kMr, kNr, &kernel_6x16}; }
+KernelSpec avx2_spec() {
+  return {kMr, kNr, &kernel_6x16};
+}
 
 }  // namespace attnfc::kernels::gemm_detail
 

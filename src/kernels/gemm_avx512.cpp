@@ -22,9 +22,11 @@ constexpr int kNr = 32;
 // Taylor polynomial on |r| <= ln2/2 (truncation < 1e-8 relative), then scale by 2^n.
 // Inputs are clamped so the result saturates to 0 / ~1.7e38 instead of inf or NaN.
 inline __m512 exp_ps(__m512 x) {
-  x = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_set1_ps(-88.0f)), _mm512_set1_ps(88.0f));
-  const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  x = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_set1_ps(-88.0f)),
+                          _mm512_set1_ps(88.0f));
+  const __m512 n =
+      _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
   __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
@@ -53,19 +55,17 @@ inline __m512 gelu_tanh_ps(__m512 x) {
 // tail accurate instead of subtracting two nearly equal numbers.
 inline __m512 gelu_erf_ps(__m512 x) {
   const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.7071067811865476f));
-  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
-                                 _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), z,
-                                                 _mm512_set1_ps(1.0f)));
+  const __m512 t = _mm512_div_ps(
+      _mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), z, _mm512_set1_ps(1.0f)));
   __m512 poly = _mm512_set1_ps(1.061405429f);
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
   poly = _mm512_mul_ps(poly, t);
-  const __m512 half_erfc =
-      _mm512_mul_ps(_mm512_mul_ps(poly, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(),
-                                                              _mm512_mul_ps(z, z)))),
-                    _mm512_set1_ps(0.5f));
+  const __m512 half_erfc = _mm512_mul_ps(
+      _mm512_mul_ps(poly, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z)))),
+      _mm512_set1_ps(0.5f));
   const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
   const __m512 factor =
       _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), half_erfc), half_erfc);
@@ -154,7 +154,9 @@ void kernel_12x32(int kc, const float* pa, const float* pb, const TileStore& st)
 
 }  // namespace
 
-KernelSpec avx512_spec() { return {kMr, kNr, &kernel_12x32}; }
+KernelSpec avx512_spec() {
+  return {kMr, kNr, &kernel_12x32};
+}
 
 }  // namespace attnfc::kernels::gemm_detail
 

@@ -20,12 +20,12 @@ enum class Path : int { Auto = 0, Small = 1, Portable = 2, Avx2 = 3, Avx512 = 4 
 struct TileStore {
   float* C;
   int ldc;
-  int rows;      // valid rows of the tile (<= MR)
-  int cols;      // valid columns of the tile (<= NR)
+  int rows;  // valid rows of the tile (<= MR)
+  int cols;  // valid columns of the tile (<= NR)
   float alpha;
-  float beta;    // used only when first is set; 0 means C is not read
-  bool first;    // first K block: C = alpha*acc + beta*C, otherwise C += alpha*acc
-  bool last;     // last K block: apply bias and activation
+  float beta;         // used only when first is set; 0 means C is not read
+  bool first;         // first K block: C = alpha*acc + beta*C, otherwise C += alpha*acc
+  bool last;          // last K block: apply bias and activation
   const float* bias;  // already offset to the tile's first column, or null
   Activation act;
 };
@@ -69,9 +69,8 @@ void pack_b(bool transB, const float* B, int ldb, int k0, int kc, int j0, int nc
 void store_tile_generic(const float* acc, int ld, const TileStore& st);
 
 // The unpacked path for tiny products (single-threaded).
-void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A,
-                int lda, const float* B, int ldb, float beta, float* C, int ldc,
-                const Epilogue& ep);
+void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
+                const float* B, int ldb, float beta, float* C, int ldc, const Epilogue& ep);
 
 // Full GEMM with a forced path; threaded says whether it may open a parallel region.
 void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, int N, int K,

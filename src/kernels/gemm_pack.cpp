@@ -77,8 +77,8 @@ void gather_transpose(const float* src, long ld, int rows, int kc, int width, fl
 #if defined(__AVX512F__)
   for (int r0 = 0; r0 < width; r0 += 16) {
     const int valid = std::max(0, std::min(16, rows - r0));
-    gather_transpose16(valid ? src + r0 * ld : src, ld, valid, kc, std::min(16, width - r0),
-                       width, dst + r0);
+    gather_transpose16(valid ? src + r0 * ld : src, ld, valid, kc, std::min(16, width - r0), width,
+                       dst + r0);
   }
 #else
   int k = 0;

@@ -67,7 +67,9 @@ void kernel_4x16(int kc, const float* pa, const float* pb, const TileStore& st) 
 
 }  // namespace
 
-KernelSpec portable_spec() { return {kMr, kNr, &kernel_4x16}; }
+KernelSpec portable_spec() {
+  return {kMr, kNr, &kernel_4x16};
+}
 
 namespace {
 
@@ -111,9 +113,8 @@ void dot_columns(const float* a, long sa_k, const float* const b[kCols], int K, 
 // Row by row, in chunks of kChunk columns kept on the stack. With op(B) row-major the
 // chunk is an axpy over k (vectorised over columns); with B stored N x K each element
 // is a dot product over contiguous k, summed in kLanes fixed partial sums.
-void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A,
-                int lda, const float* B, int ldb, float beta, float* C, int ldc,
-                const Epilogue& ep) {
+void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
+                const float* B, int ldb, float beta, float* C, int ldc, const Epilogue& ep) {
   constexpr int kChunk = 64;
   alignas(64) float acc[kChunk];
   const long sa_i = transA ? 1 : lda;  // stride of op(A) along i
@@ -139,8 +140,8 @@ void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, cons
           dot_columns(arow, sa_k, b, K, acc + j, cols);
         }
       }
-      const TileStore st{C + static_cast<long>(i) * ldc + j0, ldc, 1, nb, alpha, beta, true,
-                         true, ep.bias ? ep.bias + j0 : nullptr, ep.act};
+      const TileStore st{C + static_cast<long>(i) * ldc + j0, ldc,   1, nb, alpha, beta, true, true,
+                         ep.bias ? ep.bias + j0 : nullptr,    ep.act};
       store_tile_generic(acc, kChunk, st);
     }
   }

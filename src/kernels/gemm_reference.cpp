@@ -27,8 +27,10 @@ void gemm_reference(bool transA, bool transB, int M, int N, int K, float alpha, 
     for (int j = 0; j < N; ++j) {
       double acc = 0.0;
       for (int k = 0; k < K; ++k) {
-        const float a = transA ? A[static_cast<long>(k) * lda + i] : A[static_cast<long>(i) * lda + k];
-        const float b = transB ? B[static_cast<long>(j) * ldb + k] : B[static_cast<long>(k) * ldb + j];
+        const float a =
+            transA ? A[static_cast<long>(k) * lda + i] : A[static_cast<long>(i) * lda + k];
+        const float b =
+            transB ? B[static_cast<long>(j) * ldb + k] : B[static_cast<long>(k) * ldb + j];
         acc += static_cast<double>(a) * b;
       }
       float& c = C[static_cast<long>(i) * ldc + j];

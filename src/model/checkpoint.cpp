@@ -45,11 +45,12 @@ void save_checkpoint(const std::string& path, const PatchTransformer& model,
   for (const auto& p : model.parameters().all()) {
     const ag::Tensor t = p.tensor;
     if (!t.is_contiguous()) throw std::logic_error("parameter " + p.name + " is not contiguous");
-    file.tensors.push_back({p.name, dims_of(t), std::vector<float>(t.data(), t.data() + t.numel())});
+    file.tensors.push_back(
+        {p.name, dims_of(t), std::vector<float>(t.data(), t.data() + t.numel())});
   }
   for (const auto& s : extra) {
-    file.tensors.push_back({kOptimPrefix + s.name, {static_cast<int64_t>(s.values.size())},
-                            s.values});
+    file.tensors.push_back(
+        {kOptimPrefix + s.name, {static_cast<int64_t>(s.values.size())}, s.values});
   }
   try {
     safetensors::write(path, file);

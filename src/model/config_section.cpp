@@ -114,7 +114,8 @@ const nlohmann::json* ConfigSection::find(const std::string& key) {
 int64_t ConfigSection::get_int(const std::string& key, int64_t fallback, int64_t lo, int64_t hi) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range =
+      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   int64_t x = 0;
   if (v->is_number_integer()) {
     x = v->get<int64_t>();
@@ -222,7 +223,9 @@ const nlohmann::json& ConfigSection::get_object(const std::string& key) {
   return *v;
 }
 
-void ConfigSection::allow(const std::string& key) { known_.insert(key); }
+void ConfigSection::allow(const std::string& key) {
+  known_.insert(key);
+}
 
 void ConfigSection::finish() const {
   if (!object_.is_object()) return;

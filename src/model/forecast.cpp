@@ -59,8 +59,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   if (horizon < 0) throw std::invalid_argument("forecast: negative horizon");
   const int64_t want = horizon == 0 ? H : horizon;
   if (batch < 0 || length < 1) {
-    throw InputError("forecast: expected at least one context step, got " +
-                     std::to_string(length));
+    throw InputError("forecast: expected at least one context step, got " + std::to_string(length));
   }
   std::vector<float> result(static_cast<size_t>(batch * want * C));
   // Chunks bound the arena; 256 windows of the default model take a few MB.
@@ -86,9 +85,12 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
           for (int64_t c = 0; c < C; ++c) {
             const float v = p[(b * H + h) * C + c];
             if (!std::isfinite(v)) {
-              throw std::runtime_error("forecast: the model produced a non-finite value for "
-                                       "window " + std::to_string(first + b) + " (diverged "
-                                       "weights?)");
+              throw std::runtime_error(
+                  "forecast: the model produced a non-finite value for "
+                  "window " +
+                  std::to_string(first + b) +
+                  " (diverged "
+                  "weights?)");
             }
             result[((first + b) * want + done + h) * C + c] = v;
           }

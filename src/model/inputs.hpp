@@ -14,9 +14,9 @@ namespace attnfc::model::detail {
 // future from another, so the series is split at `split` time steps.
 struct SeriesView {
   int64_t batch = 0, length = 0, channels = 1;
-  const float* head = nullptr;         // [B, split, C]
+  const float* head = nullptr;           // [B, split, C]
   const float* head_observed = nullptr;  // values 0/1, or nullptr
-  const float* tail = nullptr;         // [B, length - split, C], may be null if split == length
+  const float* tail = nullptr;           // [B, length - split, C], may be null if split == length
   const float* tail_observed = nullptr;
   int64_t split = 0;
 

@@ -48,19 +48,33 @@ E read_choice(ConfigSection& s, const std::string& key, E fallback) {
   return fallback;  // unreachable: get_choice throws on anything else
 }
 
-std::string key(const std::string& name) { return "config key 'model." + name + "'"; }
+std::string key(const std::string& name) {
+  return "config key 'model." + name + "'";
+}
 
 }  // namespace
 
-const char* to_string(ChannelMode v) { return Names<ChannelMode>::v[static_cast<int>(v)]; }
-const char* to_string(InputNorm v) { return Names<InputNorm>::v[static_cast<int>(v)]; }
-const char* to_string(PatchEmbedding v) { return Names<PatchEmbedding>::v[static_cast<int>(v)]; }
+const char* to_string(ChannelMode v) {
+  return Names<ChannelMode>::v[static_cast<int>(v)];
+}
+const char* to_string(InputNorm v) {
+  return Names<InputNorm>::v[static_cast<int>(v)];
+}
+const char* to_string(PatchEmbedding v) {
+  return Names<PatchEmbedding>::v[static_cast<int>(v)];
+}
 const char* to_string(PositionalEncoding v) {
   return Names<PositionalEncoding>::v[static_cast<int>(v)];
 }
-const char* to_string(HeadTarget v) { return Names<HeadTarget>::v[static_cast<int>(v)]; }
-const char* to_string(LossPositions v) { return Names<LossPositions>::v[static_cast<int>(v)]; }
-const char* to_string(LossKind v) { return Names<LossKind>::v[static_cast<int>(v)]; }
+const char* to_string(HeadTarget v) {
+  return Names<HeadTarget>::v[static_cast<int>(v)];
+}
+const char* to_string(LossPositions v) {
+  return Names<LossPositions>::v[static_cast<int>(v)];
+}
+const char* to_string(LossKind v) {
+  return Names<LossKind>::v[static_cast<int>(v)];
+}
 
 void ModelConfig::validate() const {
   auto range = [](const std::string& name, double x, double lo, double hi) {

@@ -46,9 +46,9 @@ void add_positional_backward(const ag::TensorNode& node) {
 
 ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::Tensor& shift) {
   const ag::Shape want{x.size(0), x.size(1), 1, x.size(3)};
-  if (x.ndim() != 4 || !x.is_contiguous() || !(scale.shape() == want) ||
-      !(shift.shape() == want) || !scale.is_contiguous() || !shift.is_contiguous() ||
-      scale.requires_grad() || shift.requires_grad()) {
+  if (x.ndim() != 4 || !x.is_contiguous() || !(scale.shape() == want) || !(shift.shape() == want) ||
+      !scale.is_contiguous() || !shift.is_contiguous() || scale.requires_grad() ||
+      shift.requires_grad()) {
     ag::op_error("scale_shift", "expected contiguous x [B, M, K, C] and constant scale/shift " +
                                     want.str() + ", got " + x.shape().str() + ", " +
                                     scale.shape().str() + ", " + shift.shape().str());

@@ -32,8 +32,7 @@ int64_t channels_of(const ag::Tensor& t, const char* what, int64_t expected_chan
   if (c != expected_channels) {
     throw InputError(std::string("model: ") + what + " has " + std::to_string(c) +
                      " channels per step, but the model was built for " +
-                     std::to_string(expected_channels) +
-                     " (model.channel_mode/model.channels)");
+                     std::to_string(expected_channels) + " (model.channel_mode/model.channels)");
   }
   return c;
 }
@@ -43,8 +42,7 @@ const float* mask_data(const ag::Tensor& observed, const ag::Tensor& values, con
   if (observed.numel() != values.numel() || observed.size(0) != values.size(0) ||
       observed.size(1) != values.size(1)) {
     throw std::invalid_argument(std::string("PatchTransformer: ") + what + " mask " +
-                                observed.shape().str() + " does not match " +
-                                values.shape().str());
+                                observed.shape().str() + " does not match " + values.shape().str());
   }
   return observed.data();
 }
@@ -191,8 +189,7 @@ ag::Tensor PatchTransformer::loss(const ag::Tensor& window, const ag::Tensor& ob
   return loss_on(view, options);
 }
 
-ag::Tensor PatchTransformer::loss(const ag::Tensor& context_in,
-                                  const ag::Tensor& context_observed,
+ag::Tensor PatchTransformer::loss(const ag::Tensor& context_in, const ag::Tensor& context_observed,
                                   const ag::Tensor& future_in, const ag::Tensor& future_observed,
                                   const ForwardOptions& options) const {
   const int64_t L = config_.context_length, H = config_.horizon;
@@ -227,13 +224,15 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
     throw InputError("model: a training batch has no observed target value (all " +
                      std::to_string(view.batch) + " windows are missing their future)");
   }
-  const ag::Tensor pred =
-      forward_prepared(detail::prepare_inputs(config_, view, last_only), options, last_only,
-                       nullptr);
+  const ag::Tensor pred = forward_prepared(detail::prepare_inputs(config_, view, last_only),
+                                           options, last_only, nullptr);
   switch (config_.loss) {
-    case LossKind::kMae: return ag::mae_loss(pred, targets, mask);
-    case LossKind::kHuber: return ag::huber_loss(pred, targets, config_.huber_delta, mask);
-    case LossKind::kMse: break;
+    case LossKind::kMae:
+      return ag::mae_loss(pred, targets, mask);
+    case LossKind::kHuber:
+      return ag::huber_loss(pred, targets, config_.huber_delta, mask);
+    case LossKind::kMse:
+      break;
   }
   return ag::mse_loss(pred, targets, mask);
 }

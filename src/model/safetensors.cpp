@@ -130,7 +130,8 @@ File parse(std::string_view bytes, const std::string& source) {
     return InputError(source + ": not a valid safetensors file: " + what);
   };
   if (bytes.size() < 8) {
-    throw fail("it has " + std::to_string(bytes.size()) + " bytes, fewer than the 8-byte header length");
+    throw fail("it has " + std::to_string(bytes.size()) +
+               " bytes, fewer than the 8-byte header length");
   }
   const uint64_t n = get_u64_le(bytes.data());
   if (n > kMaxHeader || n > bytes.size() - 8) {
@@ -240,7 +241,9 @@ File parse(std::string_view bytes, const std::string& source) {
   return file;
 }
 
-void write(const std::string& path, const File& file) { write_file_atomic(path, serialize(file)); }
+void write(const std::string& path, const File& file) {
+  write_file_atomic(path, serialize(file));
+}
 
 File read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -104,7 +104,8 @@ void cholesky_solve(std::vector<double>& A, int n, std::vector<double>& B, int n
   // A = L L^T, L stored in the lower triangle of A.
   for (int j = 0; j < n; ++j) {
     double d = A[static_cast<size_t>(j) * n + j];
-    for (int k = 0; k < j; ++k) d -= A[static_cast<size_t>(j) * n + k] * A[static_cast<size_t>(j) * n + k];
+    for (int k = 0; k < j; ++k)
+      d -= A[static_cast<size_t>(j) * n + k] * A[static_cast<size_t>(j) * n + k];
     if (!(d > 0)) throw std::runtime_error("cholesky_solve: matrix is not positive definite");
     const double ljj = std::sqrt(d);
     A[static_cast<size_t>(j) * n + j] = ljj;
@@ -144,13 +145,15 @@ NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ri
     throw std::invalid_argument("NLinear: context and horizon must be positive");
   const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
   const int64_t starts = train.rows - context - horizon + 1;
-  std::vector<double> xtx(static_cast<size_t>(n) * n, 0.0), xty(static_cast<size_t>(n) * horizon, 0.0);
+  std::vector<double> xtx(static_cast<size_t>(n) * n, 0.0),
+      xty(static_cast<size_t>(n) * horizon, 0.0);
 
   // Windows are gathered in chunks and each chunk is added to X^T X with rows of the product
   // split across threads: every entry is owned by one thread and summed in window order, so
   // the fit is identical at any thread count.
   constexpr int kChunk = 256;
-  std::vector<double> xc(static_cast<size_t>(kChunk) * n), yc(static_cast<size_t>(kChunk) * horizon);
+  std::vector<double> xc(static_cast<size_t>(kChunk) * n),
+      yc(static_cast<size_t>(kChunk) * horizon);
   int64_t used = 0;
   auto flush = [&](int rows) {
     if (rows == 0) return;
@@ -190,7 +193,8 @@ NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ri
                                 " complete training windows, need at least " + std::to_string(n) +
                                 " for a context of " + std::to_string(context));
   for (int i = 0; i < n; ++i)  // mirror the lower triangle
-    for (int j = i + 1; j < n; ++j) xtx[static_cast<size_t>(i) * n + j] = xtx[static_cast<size_t>(j) * n + i];
+    for (int j = i + 1; j < n; ++j)
+      xtx[static_cast<size_t>(i) * n + j] = xtx[static_cast<size_t>(j) * n + i];
   double trace = 0;
   for (int i = 0; i < context; ++i) trace += xtx[static_cast<size_t>(i) * n + i];
   // The last input is always 0 after normalisation; the ridge also makes that direction solvable.

@@ -21,14 +21,15 @@ std::vector<ScoredModel> evaluate_windows(const SeriesRef& series, const Unscale
                                           const std::vector<NamedForecaster>& forecasters) {
   const int64_t n = p.windows();
   if (n == 0 || p.target_end > series.rows)
-    throw InputError("evaluation: the split (target rows " + std::to_string(p.target_begin) +
-                     ".." + std::to_string(p.target_end) + " of " + std::to_string(series.rows) +
+    throw InputError("evaluation: the split (target rows " + std::to_string(p.target_begin) + ".." +
+                     std::to_string(p.target_end) + " of " + std::to_string(series.rows) +
                      ") holds no complete window of context " + std::to_string(p.context) +
                      " + horizon " + std::to_string(p.horizon));
   const int C = series.channels, L = p.context, H = p.horizon;
   const int64_t first = std::max<int64_t>(p.target_begin, L);
   const int64_t batch = std::max<int64_t>(1, p.batch);
-  std::vector<float> ctx(static_cast<size_t>(batch) * L * C), out(static_cast<size_t>(batch) * H * C);
+  std::vector<float> ctx(static_cast<size_t>(batch) * L * C),
+      out(static_cast<size_t>(batch) * H * C);
   std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
 
   std::vector<ScoredModel> scored;
@@ -65,8 +66,8 @@ std::vector<ScoredModel> evaluate_windows(const SeriesRef& series, const Unscale
   return scored;
 }
 
-std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context,
-                                                  int horizon, int period, int* period_used) {
+std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context, int horizon,
+                                                  int period, int* period_used) {
   const int C = train.channels;
   if (period <= 0) period = infer_period(train, context);
   period = std::min(period, context);

@@ -29,9 +29,8 @@ BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels,
           (*obs)[dst] = std::isnan(v) ? 0 : 1;
           (*ctx)[dst] = std::isnan(v) ? 0.0f : v;
         }
-    const std::vector<float> f =
-        mixed ? m.forecast(ctx->data(), obs->data(), batch, L, H)
-              : m.forecast(ctx->data(), obs->data(), batch * C, L, H);
+    const std::vector<float> f = mixed ? m.forecast(ctx->data(), obs->data(), batch, L, H)
+                                       : m.forecast(ctx->data(), obs->data(), batch * C, L, H);
     for (int64_t b = 0; b < batch; ++b)
       for (int h = 0; h < H; ++h)
         for (int c = 0; c < C; ++c)
@@ -122,9 +121,8 @@ nlohmann::json evaluate_model(const model::PatchTransformer& m, const data::Time
                 series.format_time(series.timestamps[t.begin]) + " .. " +
                 series.format_time(series.timestamps[t.end - 1]) + ")\n" + format_table(scored) +
                 "\n";
-    out[part] = {{"windows", p.windows()},
-                 {"target_rows", {t.begin, t.end}},
-                 {"models", to_json(scored)}};
+    out[part] = {
+        {"windows", p.windows()}, {"target_rows", {t.begin, t.end}}, {"models", to_json(scored)}};
   }
   return out;
 }

@@ -35,8 +35,8 @@ std::vector<EpochRecord> parse_train_log(const std::string& text, const std::str
     int best = 0;
     if (std::sscanf(line.c_str(), "%d,%lld,%lf,%lf,%lf,%lf,%lf,%d", &r.epoch, &steps, &r.train_loss,
                     &r.val_loss, &r.lr, &r.seconds, &r.samples_per_s, &best) != 8)
-      throw InputError(locate(source, line_no, 0,
-                              "found '" + line + "', expected 8 comma-separated numbers"));
+      throw InputError(
+          locate(source, line_no, 0, "found '" + line + "', expected 8 comma-separated numbers"));
     r.steps = steps;
     r.best = best != 0;
     out.push_back(r);
@@ -45,9 +45,14 @@ std::vector<EpochRecord> parse_train_log(const std::string& text, const std::str
 }
 
 nlohmann::json to_json(const EpochRecord& r) {
-  return {{"epoch", r.epoch}, {"steps", r.steps},     {"train_loss", r.train_loss},
-          {"val_loss", r.val_loss}, {"lr", r.lr},      {"seconds", r.seconds},
-          {"samples_per_s", r.samples_per_s}, {"best", r.best}};
+  return {{"epoch", r.epoch},
+          {"steps", r.steps},
+          {"train_loss", r.train_loss},
+          {"val_loss", r.val_loss},
+          {"lr", r.lr},
+          {"seconds", r.seconds},
+          {"samples_per_s", r.samples_per_s},
+          {"best", r.best}};
 }
 
 EpochRecord epoch_record_from_json(const nlohmann::json& j) {
@@ -86,7 +91,8 @@ void Progress::step(int epoch, int64_t step_in_epoch, double loss, double last_v
   ++steps_seen_;
   if (!tty_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) && step_in_epoch != steps_per_epoch_)
+  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) &&
+      step_in_epoch != steps_per_epoch_)
     return;
   last_draw_ = now;
   drawn_ = true;
@@ -95,7 +101,8 @@ void Progress::step(int epoch, int64_t step_in_epoch, double loss, double last_v
   const int64_t remaining =
       static_cast<int64_t>(epochs_ - epoch) * steps_per_epoch_ + (steps_per_epoch_ - step_in_epoch);
   constexpr int kWidth = 24;
-  const int filled = static_cast<int>(kWidth * step_in_epoch / std::max<int64_t>(1, steps_per_epoch_));
+  const int filled =
+      static_cast<int>(kWidth * step_in_epoch / std::max<int64_t>(1, steps_per_epoch_));
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
   char val[32] = "-";

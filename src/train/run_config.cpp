@@ -45,9 +45,12 @@ namespace {
 
 const char* schedule_name(ScheduleKind k) {
   switch (k) {
-    case ScheduleKind::kConstant: return "constant";
-    case ScheduleKind::kStep: return "step";
-    case ScheduleKind::kCosine: break;
+    case ScheduleKind::kConstant:
+      return "constant";
+    case ScheduleKind::kStep:
+      return "step";
+    case ScheduleKind::kCosine:
+      break;
   }
   return "cosine";
 }
@@ -108,7 +111,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.lr = s.get_number("lr", t.lr, 0, 10, true);
   t.min_lr = s.get_number("min_lr", t.min_lr, 0, 10);
   const std::string sched = s.get_choice("schedule", "cosine", {"cosine", "step", "constant"});
-  t.schedule = sched == "step" ? ScheduleKind::kStep
+  t.schedule = sched == "step"       ? ScheduleKind::kStep
                : sched == "constant" ? ScheduleKind::kConstant
                                      : ScheduleKind::kCosine;
   t.warmup_steps = s.get_int("warmup_steps", t.warmup_steps, 0, int64_t{1} << 40);
@@ -160,7 +163,8 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"regular", d.csv.regular},
                          {"frequency", d.csv.frequency}};
   if (d.split_protocol == "rows")
-    data["split"] = {{"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
+    data["split"] = {
+        {"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
   else if (d.split_protocol == "fractions")
     data["split"] = {{"train_frac", d.train_frac}, {"test_frac", d.test_frac}};
   else if (d.split_protocol == "dates")
@@ -198,9 +202,9 @@ data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size
   if (d.split_protocol == "fractions")
     return data::split_by_fractions(n, d.train_frac, d.test_frac, context);
   if (d.split_protocol == "dates")
-    return data::split_by_dates(series, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
-                                data::parse_timestamp_or_throw(d.test_start, "data.split.test_start"),
-                                context);
+    return data::split_by_dates(
+        series, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
+        data::parse_timestamp_or_throw(d.test_start, "data.split.test_start"), context);
   if (d.split_protocol == "auto")  // "ETTh1.csv" -> etth, anything else -> custom
     return data::standard_split(std::filesystem::path(d.csv.path).filename().string(), n, context);
   return data::standard_split(d.split_protocol, n, context);

@@ -13,7 +13,8 @@ double LrSchedule::lr_at(int64_t step) const {
     case ScheduleKind::kConstant:
       return base_lr;
     case ScheduleKind::kStep:
-      return base_lr * std::pow(gamma, static_cast<double>(after / std::max<int64_t>(1, step_size)));
+      return base_lr *
+             std::pow(gamma, static_cast<double>(after / std::max<int64_t>(1, step_size)));
     case ScheduleKind::kCosine: {
       const int64_t span = std::max<int64_t>(1, total_steps - warmup_steps);
       const double progress = std::min(1.0, static_cast<double>(after) / static_cast<double>(span));
@@ -25,8 +26,7 @@ double LrSchedule::lr_at(int64_t step) const {
 
 bool EarlyStopping::update(double val_loss) {
   const int epoch = epochs_++;
-  const bool improved =
-      !std::isnan(val_loss) && (best_epoch_ < 0 || val_loss < best_ - min_delta_);
+  const bool improved = !std::isnan(val_loss) && (best_epoch_ < 0 || val_loss < best_ - min_delta_);
   if (improved) {
     best_ = val_loss;
     best_epoch_ = epoch;
@@ -38,7 +38,9 @@ bool EarlyStopping::update(double val_loss) {
 }
 
 nlohmann::json EarlyStopping::to_json() const {
-  return {{"best", best_}, {"best_epoch", best_epoch_}, {"epochs", epochs_},
+  return {{"best", best_},
+          {"best_epoch", best_epoch_},
+          {"epochs", epochs_},
           {"bad_epochs", bad_epochs_}};
 }
 

@@ -37,20 +37,23 @@ constexpr uint64_t kShuffleStream = 0x5f3759df01ULL, kDropoutStream = 0x9e3779b9
 
 // The loop position; with the parameters and optimiser moments it is the whole state.
 struct LoopState {
-  int epoch = 0;               // 0-based epoch in progress
-  int64_t step_in_epoch = 0;   // optimiser steps done in that epoch
+  int epoch = 0;              // 0-based epoch in progress
+  int64_t step_in_epoch = 0;  // optimiser steps done in that epoch
   int64_t global_step = 0;
-  double epoch_loss_sum = 0;   // sum of step losses in the current epoch
-  double epoch_seconds = 0;    // time spent in the current epoch before an interruption
+  double epoch_loss_sum = 0;  // sum of step losses in the current epoch
+  double epoch_seconds = 0;   // time spent in the current epoch before an interruption
   EarlyStopping stopper;
   std::vector<EpochRecord> records;
 
   nlohmann::json to_json() const {
     nlohmann::json recs = nlohmann::json::array();
     for (const auto& r : records) recs.push_back(train::to_json(r));
-    return {{"epoch", epoch},       {"step_in_epoch", step_in_epoch},
-            {"global_step", global_step}, {"epoch_loss_sum", epoch_loss_sum},
-            {"epoch_seconds", epoch_seconds}, {"early_stopping", stopper.to_json()},
+    return {{"epoch", epoch},
+            {"step_in_epoch", step_in_epoch},
+            {"global_step", global_step},
+            {"epoch_loss_sum", epoch_loss_sum},
+            {"epoch_seconds", epoch_seconds},
+            {"early_stopping", stopper.to_json()},
             {"records", recs}};
   }
   void load(const nlohmann::json& j) {
@@ -125,7 +128,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
   ensure_out_dir(opt.out_dir);
   if (!opt.resume && (fs::exists(ckpt_path) || fs::exists(model_path)))
-    throw InputError(opt.out_dir + ": already holds a run; pass --resume to continue it, or "
+    throw InputError(opt.out_dir +
+                     ": already holds a run; pass --resume to continue it, or "
                      "choose another --out");
   if (opt.resume && fs::exists(metrics_path)) {
     TrainResult done;
@@ -157,7 +161,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   if (opt.resume) {
     const std::string saved = read_text(run_file(opt.out_dir, "config.json"));
     if (saved != config_json)
-      throw InputError(opt.out_dir + "/config.json differs from the config given; resume with "
+      throw InputError(opt.out_dir +
+                       "/config.json differs from the config given; resume with "
                        "the same config (or omit --config to use the saved one)");
   }
   write_file_atomic(run_file(opt.out_dir, "config.json"), config_json);
@@ -177,9 +182,15 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   const size_t W = train_windows.width();
   const int64_t B = tc.batch_size;
   int64_t steps_per_epoch = static_cast<int64_t>(train_windows.num_batches(B));
-  if (tc.max_steps_per_epoch > 0) steps_per_epoch = std::min(steps_per_epoch, tc.max_steps_per_epoch);
-  LrSchedule sched{tc.schedule,   tc.lr, tc.min_lr, tc.warmup_steps, tc.epochs * steps_per_epoch,
-                   tc.step_epochs * steps_per_epoch, tc.gamma};
+  if (tc.max_steps_per_epoch > 0)
+    steps_per_epoch = std::min(steps_per_epoch, tc.max_steps_per_epoch);
+  LrSchedule sched{tc.schedule,
+                   tc.lr,
+                   tc.min_lr,
+                   tc.warmup_steps,
+                   tc.epochs * steps_per_epoch,
+                   tc.step_epochs * steps_per_epoch,
+                   tc.gamma};
 
   LoopState st;
   st.stopper = EarlyStopping(tc.patience, tc.min_delta);
@@ -196,9 +207,9 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
     model::save_checkpoint(ckpt_path, net, m, adam.state());
   };
 
-  spdlog::info("{}: {}; {} training windows, {} validation windows, {} parameters",
-               series.source, series.describe(), train_windows.num_windows(),
-               val_windows.num_windows(), net.num_parameters());
+  spdlog::info("{}: {}; {} training windows, {} validation windows, {} parameters", series.source,
+               series.describe(), train_windows.num_windows(), val_windows.num_windows(),
+               net.num_parameters());
   const size_t win = (L + H) * W;
   std::vector<float> ctx(B * L * W), tgt(B * H * W), tmask(B * H * W), cmask(B * L * W),
       window(B * win), observed(B * win);
@@ -221,7 +232,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
         std::memcpy(&observed[s * win + L * W], &tmask[s * H * W], H * W * sizeof(float));
       }
       const auto nn = static_cast<int64_t>(n), lw = static_cast<int64_t>(L + H);
-      const ag::Shape shape = W == 1 ? ag::Shape{nn, lw} : ag::Shape{nn, lw, static_cast<int64_t>(W)};
+      const ag::Shape shape =
+          W == 1 ? ag::Shape{nn, lw} : ag::Shape{nn, lw, static_cast<int64_t>(W)};
       graph.reset();
       ag::GraphScope scope(graph);
       params.zero_grad();
@@ -237,38 +249,54 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
                                 std::to_string(st.step_in_epoch + 1) + ")";
       if (!std::isfinite(lv))
         throw std::runtime_error("training diverged at " + where + ": the loss is " +
-                                 std::to_string(lv) + "; no model was saved from this step. "
+                                 std::to_string(lv) +
+                                 "; no model was saved from this step. "
                                  "Try a lower train.lr or train.grad_clip, or check the data");
       graph.backward(loss);
       const float norm = ag::clip_grad_norm(
           params, tc.grad_clip > 0 ? static_cast<float>(tc.grad_clip) : INFINITY);
       if (!std::isfinite(norm))
         throw std::runtime_error("training diverged at " + where + ": the gradient norm is " +
-                                 std::to_string(norm) + "; no model was saved from this step. "
+                                 std::to_string(norm) +
+                                 "; no model was saved from this step. "
                                  "Try a lower train.lr or train.grad_clip");
       adam.step(static_cast<float>(sched.lr_at(st.global_step)));
       st.epoch_loss_sum += lv;
       ++st.step_in_epoch, ++st.global_step, ++steps_this_call;
       samples += nn;
       progress.step(st.epoch + 1, st.step_in_epoch, st.epoch_loss_sum / st.step_in_epoch, last_val);
-      const bool stop_now = (opt.interrupt && opt.interrupt->load()) ||
-                            (opt.interrupt_after_steps > 0 && steps_this_call >= opt.interrupt_after_steps);
+      const bool stop_now =
+          (opt.interrupt && opt.interrupt->load()) ||
+          (opt.interrupt_after_steps > 0 && steps_this_call >= opt.interrupt_after_steps);
       if (stop_now) {
         progress.finish();
-        st.epoch_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        st.epoch_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         save_state();
-        spdlog::warn("interrupted at {}; saved a resumable checkpoint to {}. Continue with: attnfc "
-                     "train --out {} --resume", where, ckpt_path, opt.out_dir);
-        return {TrainResult::Status::kInterrupted, st.epoch, st.stopper.best_epoch() + 1,
-                st.stopper.best(), st.global_step, nullptr};
+        spdlog::warn(
+            "interrupted at {}; saved a resumable checkpoint to {}. Continue with: attnfc "
+            "train --out {} --resume",
+            where, ckpt_path, opt.out_dir);
+        return {TrainResult::Status::kInterrupted,
+                st.epoch,
+                st.stopper.best_epoch() + 1,
+                st.stopper.best(),
+                st.global_step,
+                nullptr};
       }
     }
     const double seconds =
-        st.epoch_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        st.epoch_seconds +
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double val = validation_mse(net, val_windows, tc.eval_batch_size, tc.max_val_windows);
     last_val = val;
-    EpochRecord rec{st.epoch + 1, st.global_step, st.epoch_loss_sum / std::max<int64_t>(1, st.step_in_epoch),
-                    val, sched.lr_at(st.global_step - 1), seconds, samples / std::max(seconds, 1e-9),
+    EpochRecord rec{st.epoch + 1,
+                    st.global_step,
+                    st.epoch_loss_sum / std::max<int64_t>(1, st.step_in_epoch),
+                    val,
+                    sched.lr_at(st.global_step - 1),
+                    seconds,
+                    samples / std::max(seconds, 1e-9),
                     st.stopper.update(val)};
     st.records.push_back(rec);
     if (rec.best) model::save_checkpoint(model_path, net, meta);
@@ -285,14 +313,19 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   // Score the best epoch's model beside the baselines on the same windows.
   model::Checkpoint::read(model_path).load_into(net);
-  TrainResult result{TrainResult::Status::kFinished, st.epoch, st.stopper.best_epoch() + 1,
-                     st.stopper.best(), st.global_step, nullptr};
+  TrainResult result{TrainResult::Status::kFinished,
+                     st.epoch,
+                     st.stopper.best_epoch() + 1,
+                     st.stopper.best(),
+                     st.global_step,
+                     nullptr};
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   std::vector<std::string> parts{"val"};
   if (tc.evaluate_test) parts.push_back("test");
   std::string table;
-  nlohmann::json metrics = evaluate_model(net, series, scaler, split, parts, tc.eval_batch_size, &table);
+  nlohmann::json metrics =
+      evaluate_model(net, series, scaler, split, parts, tc.eval_batch_size, &table);
   spdlog::info("best epoch {} of {}:\n{}", result.best_epoch, result.epochs_run, table);
   metrics.update({{"best_epoch", result.best_epoch},
                   {"best_val_loss", result.best_val_loss},

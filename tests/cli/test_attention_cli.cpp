@@ -18,10 +18,10 @@
 #include <tuple>
 #include <vector>
 
-#include "cli_run.hpp"
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
+#include "cli_run.hpp"
 
 namespace {
 using cli_test::Run;

@@ -3,13 +3,15 @@
 
 #include "cli_run.hpp"
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 using cli_test::Run;
-Run run(const std::string& args) { return cli_test::run_attnfc(args); }
+Run run(const std::string& args) {
+  return cli_test::run_attnfc(args);
+}
 
 TEST_CASE("attnfc --version prints the version and exits 0") {
   const Run r = run("--version");

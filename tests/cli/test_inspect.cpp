@@ -1,8 +1,8 @@
 // attnfc inspect, run as a user would: the bundled datasets and files it must refuse.
 #include <doctest/doctest.h>
 
-#include "cli_run.hpp"
 #include <sys/wait.h>
+#include "cli_run.hpp"
 
 #include <array>
 #include <cstdio>
@@ -12,11 +12,15 @@
 
 namespace {
 using Result = cli_test::Run;
-Result inspect(const std::string& args) { return cli_test::run_attnfc("inspect " + args); }
+Result inspect(const std::string& args) {
+  return cli_test::run_attnfc("inspect " + args);
+}
 std::string dataset(const char* name) {
   return std::string(ATTNFC_SOURCE_DIR "/datasets/") + name;
 }
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 // A temporary CSV that removes itself.
 struct TempCsv {
   std::string path;
@@ -45,12 +49,14 @@ TEST_CASE("inspect pollution: composite time, NA counts, the text column and the
   const Result r = inspect(dataset("pollution.csv"));
   CHECK(r.code == 0);
   CHECK(has(r.out, "rows       43824"));
-  CHECK(has(r.out, "time       year, month, day, hour (composite): 2010-01-01 00:00 .. 2014-12-31 23:00"));
+  CHECK(has(r.out,
+            "time       year, month, day, hour (composite): 2010-01-01 00:00 .. 2014-12-31 23:00"));
   CHECK(has(r.out, "missing    2067 values (train/predict refuse them by default"));
   CHECK(has(r.out, "pm2.5      numeric  value  2067 (4.717%)  0         994"));
   CHECK(has(r.out, "cbwd       text     -      0              e.g. 'NW' (line 2)"));
   CHECK(has(r.out, "No         numeric  -"));
-  const Result two = inspect(dataset("pollution.csv") + " --columns pm2.5,TEMP --missing interpolate");
+  const Result two =
+      inspect(dataset("pollution.csv") + " --columns pm2.5,TEMP --missing interpolate");
   CHECK(two.code == 0);
   CHECK(has(two.out, "(2 value channels)"));
   CHECK(has(two.out, "filled by policy 'interpolate'"));
@@ -75,18 +81,22 @@ TEST_CASE("inspect brent and daily temperatures: business days and gaps") {
   CHECK(has(given.out, "gaps       143 (0 missing periods, 143 off the grid)"));
   const Result policy = inspect(dataset("pollution.csv") + " --missing zero");
   CHECK(policy.code == 2);
-  CHECK(has(policy.out, "missing-value policy: found 'zero', expected error, ffill, interpolate or mask"));
+  CHECK(has(policy.out,
+            "missing-value policy: found 'zero', expected error, ffill, interpolate or mask"));
 }
 
 TEST_CASE("inspect with another delimiter and an explicit composite time") {
   const TempCsv f("attnfc_inspect_semi.csv", "y;m;v\n2020;1;1,5\n2020;2;2\n2020;3;3\n");
   const Result bad_numbers = inspect(f.path + " --delimiter ';' --time-column y,m");
   CHECK(bad_numbers.code == 2);
-  CHECK(has(bad_numbers.out, "attnfc_inspect_semi.csv:1: found no numeric value columns among: "
-                             "y, m, v (column 'v' holds text such as '1,5' on line 2)"));
+  CHECK(has(bad_numbers.out,
+            "attnfc_inspect_semi.csv:1: found no numeric value columns among: "
+            "y, m, v (column 'v' holds text such as '1,5' on line 2)"));
   const Result named = inspect(f.path + " --delimiter ';' --time-column y,m --columns v");
   CHECK(named.code == 2);
-  CHECK(has(named.out, "attnfc_inspect_semi.csv:2:3: column 'v': found text '1,5', expected a numeric column"));
+  CHECK(
+      has(named.out,
+          "attnfc_inspect_semi.csv:2:3: column 'v': found text '1,5', expected a numeric column"));
   const TempCsv g("attnfc_inspect_tab.csv", "y\tm\tv\n2020\t1\t1.5\n2020\t2\t2\n2020\t3\t3\n");
   const Result ok = inspect(g.path + " --delimiter tab --time-column y,m");
   CHECK(ok.code == 0);

@@ -2,9 +2,9 @@
 // not stop the others, the mean ± std table, skipping finished runs and resuming on re-run.
 #include <doctest/doctest.h>
 
-#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli_run.hpp"
 
 #include <array>
 #include <cstdio>
@@ -20,7 +20,6 @@ namespace {
 using cli_test::Run;
 using cli_test::sh;
 using cli_test::slurp;
-
 
 }  // namespace
 
@@ -48,9 +47,9 @@ TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and r
 })";
   // d_model 15 is not divisible by the 2 heads: that configuration fails, the other runs.
   std::ofstream(dir + "/grid.json") << R"({"model.d_model": [16, 15]})";
-  const std::string cmd = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
-                          "/base.json " + dir + "/grid.json --seeds 1,2 --out " + dir +
-                          "/sweep -j 2 --bin " + ATTNFC_BINARY;
+  const std::string cmd = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir + "/base.json " +
+                          dir + "/grid.json --seeds 1,2 --out " + dir + "/sweep -j 2 --bin " +
+                          ATTNFC_BINARY;
   Run r = sh(cmd);
   CAPTURE(r.out);
   CHECK(r.code == 1);

@@ -2,16 +2,16 @@
 // Ctrl-C and --resume, and every error path with its message and exit code.
 #include <doctest/doctest.h>
 
-#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli_run.hpp"
 
 #include <array>
 #include <cmath>
-#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -27,8 +27,9 @@ using cli_test::slurp;
 
 using cli_test::run_attnfc;
 
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // A scratch folder holding the first 700 rows of ETTh1 and a micro config that trains in
 // a few seconds.
@@ -45,7 +46,8 @@ struct Fixture {
     for (int i = 0; i < 701 && std::getline(in, line); ++i) out << line << "\n";
     config = dir + "/micro.json";
     write(config, R"({
-  "data": {"path": ")" + csv + R"(", "columns": ["OT"],
+  "data": {"path": ")" +
+                      csv + R"(", "columns": ["OT"],
            "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
   "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
             "n_layers": 1, "ff_mult": 2, "dropout": 0.1},
@@ -76,14 +78,14 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
   CHECK(lines == 1 + 8);
   // Beyond the model's horizon by rollout, to a file.
   r = run_attnfc("predict --model " + run + "/model.safetensors --input " + f.csv +
-             " --horizon 20 --output " + f.dir + "/fc.csv");
+                 " --horizon 20 --output " + f.dir + "/fc.csv");
   REQUIRE_MESSAGE(r.code == 0, r.out);
   const std::string fc = slurp(f.dir + "/fc.csv");
   CHECK(fc.find("2016-07-30 23:00:00,") != std::string::npos);  // the 20th step
   CHECK(fc.find("nan") == std::string::npos);
 
   r = run_attnfc("evaluate --model " + run + "/model.safetensors --input " + f.csv +
-             " --split all --json " + f.dir + "/eval.json");
+                 " --split all --json " + f.dir + "/eval.json");
   REQUIRE_MESSAGE(r.code == 0, r.out);
   for (const char* name : {"attnfc", "repeat-last", "seasonal-naive", "nlinear", "MASE"})
     CHECK(r.out.find(name) != std::string::npos);
@@ -173,8 +175,8 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
   };
   // Missing files.
   expect(run_attnfc("train --config " + f.dir + "/nope.json"), "nope.json: config file not found");
-  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir + "/none.csv --out " +
-                f.dir + "/r1"),
+  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir +
+                    "/none.csv --out " + f.dir + "/r1"),
          "none.csv");
   expect(run_attnfc("predict --model " + f.dir + "/none.safetensors --input " + f.csv),
          "model file not found");
@@ -182,7 +184,8 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
   // Bad config: syntax, unknown key, out of range, bad override.
   write(f.dir + "/syntax.json", "{\n  \"train\": {\"epochs\": 2,}\n}\n");
   expect(run_attnfc("train --config " + f.dir + "/syntax.json"), "syntax.json:2:");
-  expect(run_attnfc("train --config " + f.config + " --set train.learning_rate=0.1 --out " + f.dir + "/r2"),
+  expect(run_attnfc("train --config " + f.config + " --set train.learning_rate=0.1 --out " + f.dir +
+                    "/r2"),
          "train.learning_rate");
   expect(run_attnfc("train --config " + f.config + " --set train.epochs=0 --out " + f.dir + "/r3"),
          "train.epochs");
@@ -190,8 +193,8 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
          "expected section.key=value");
   // Bad CSV: a ragged row names the file and line.
   write(f.dir + "/ragged.csv", "date,OT\n2020-01-01 00:00:00,1\n2020-01-01 01:00:00,2,3\n");
-  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir + "/ragged.csv --out " +
-                f.dir + "/r5"),
+  expect(run_attnfc("train --config " + f.config + " --set data.path=" + f.dir +
+                    "/ragged.csv --out " + f.dir + "/r5"),
          "ragged.csv:3");
   // Incompatible checkpoints: not a safetensors file; a model for other columns.
   write(f.dir + "/junk.safetensors", "this is not a model");
@@ -200,11 +203,12 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
   Run r = run_attnfc("train --config " + f.config + " --out " + f.dir + "/ok");
   REQUIRE_MESSAGE(r.code == 0, r.out);
   write(f.dir + "/other.csv", "date,load\n2020-01-01 00:00:00,1\n2020-01-01 01:00:00,2\n");
-  expect(run_attnfc("predict --model " + f.dir + "/ok/model.safetensors --input " + f.dir + "/other.csv"),
+  expect(run_attnfc("predict --model " + f.dir + "/ok/model.safetensors --input " + f.dir +
+                    "/other.csv"),
          "OT");
   // Unwritable outputs.
   expect(run_attnfc("predict --model " + f.dir + "/ok/model.safetensors --input " + f.csv +
-                " --output " + f.dir + "/no/such/dir/fc.csv"),
+                    " --output " + f.dir + "/no/such/dir/fc.csv"),
          "cannot write");
   write(f.dir + "/afile", "x");
   expect(run_attnfc("train --config " + f.config + " --out " + f.dir + "/afile/run"),

@@ -23,12 +23,14 @@ std::string load_error(const std::string& text, CsvOptions opt = {}) {
   }
   return "";
 }
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("quoted fields, escaped quotes, embedded delimiters and newlines") {
-  const CsvTable t = CsvTable::parse(
-      "\"a\",\"b,c\",d\n\"x\"\"y\",\"line1\nline2\",3\n4,,\"\"\n", "q.csv");
+  const CsvTable t =
+      CsvTable::parse("\"a\",\"b,c\",d\n\"x\"\"y\",\"line1\nline2\",3\n4,,\"\"\n", "q.csv");
   REQUIRE(t.num_columns() == 3);
   CHECK(t.header()[1] == "b,c");
   REQUIRE(t.num_rows() == 2);
@@ -42,8 +44,10 @@ TEST_CASE("quoted fields, escaped quotes, embedded delimiters and newlines") {
 }
 
 TEST_CASE("CRLF, a UTF-8 BOM, no final newline, blank lines and other delimiters") {
-  const CsvTable crlf = CsvTable::parse("\xEF\xBB\xBF" "date,v\r\n2020-01-01,1\r\n\r\n2020-01-02,2",
-                                        "c.csv");
+  const CsvTable crlf = CsvTable::parse(
+      "\xEF\xBB\xBF"
+      "date,v\r\n2020-01-01,1\r\n\r\n2020-01-02,2",
+      "c.csv");
   CHECK(crlf.header()[0] == "date");
   REQUIRE(crlf.num_rows() == 2);
   CHECK(crlf.cell(1, 1) == "2");
@@ -83,9 +87,10 @@ TEST_CASE("the fast decimal path gives the same doubles as from_chars, bit for b
                      : (i % 4 == 1) ? -static_cast<double>(r % 100000000) / 1000.0
                      : (i % 4 == 2) ? static_cast<double>(r) / 1e9
                                     : static_cast<double>(r % 1000);
-    const int n = (i % 3 == 0)   ? std::snprintf(buf, sizeof buf, "%.17g", x)
-                  : (i % 3 == 1) ? std::snprintf(buf, sizeof buf, "%.6f", x)
-                                 : static_cast<int>(std::to_chars(buf, buf + sizeof buf, x).ptr - buf);
+    const int n = (i % 3 == 0) ? std::snprintf(buf, sizeof buf, "%.17g", x)
+                  : (i % 3 == 1)
+                      ? std::snprintf(buf, sizeof buf, "%.6f", x)
+                      : static_cast<int>(std::to_chars(buf, buf + sizeof buf, x).ptr - buf);
     double fast = 0, exact = 0;
     REQUIRE(parse_number(std::string_view(buf, static_cast<size_t>(n)), fast));
     std::from_chars(buf, buf + n, exact);
@@ -94,7 +99,8 @@ TEST_CASE("the fast decimal path gives the same doubles as from_chars, bit for b
 }
 
 TEST_CASE("column summaries tell numbers, times and text apart") {
-  const CsvTable t = CsvTable::parse("date,v,w,e\n2020-01-01,1,SE,\n2020-01-02,NA,NW,NA\n", "k.csv");
+  const CsvTable t =
+      CsvTable::parse("date,v,w,e\n2020-01-01,1,SE,\n2020-01-02,NA,NW,NA\n", "k.csv");
   const auto s = summarize_columns(t);
   CHECK(s[0].kind == ColumnKind::kTime);
   CHECK(s[1].kind == ColumnKind::kNumeric);
@@ -136,7 +142,8 @@ TEST_CASE("error: bad, duplicate and unsorted dates") {
             "expected strictly increasing times"));
   CHECK(has(load_error("date,v\n2020-01-02,1\n2020-01-01,2\n"),
             "in.csv:3:1: column 'date': found time 2020-01-01 earlier than 2020-01-02 on line 2"));
-  CHECK(has(load_error("date,v\n2020-01-01,1\n,2\n"), "in.csv:3:1: column 'date': found a missing time"));
+  CHECK(has(load_error("date,v\n2020-01-01,1\n,2\n"),
+            "in.csv:3:1: column 'date': found a missing time"));
 }
 
 TEST_CASE("error: a missing column lists the available ones") {

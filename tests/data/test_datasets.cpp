@@ -12,7 +12,9 @@
 using namespace attnfc::data;
 
 namespace {
-std::string dataset(const char* name) { return std::string(ATTNFC_SOURCE_DIR "/datasets/") + name; }
+std::string dataset(const char* name) {
+  return std::string(ATTNFC_SOURCE_DIR "/datasets/") + name;
+}
 TimeSeries load(const char* name, MissingPolicy policy = MissingPolicy::kError,
                 std::vector<std::string> columns = {}) {
   CsvOptions opt;
@@ -21,13 +23,16 @@ TimeSeries load(const char* name, MissingPolicy policy = MissingPolicy::kError,
   opt.value_columns = std::move(columns);
   return load_series(opt);
 }
-int64_t ts(const char* s) { return *parse_timestamp(s); }
+int64_t ts(const char* s) {
+  return *parse_timestamp(s);
+}
 }  // namespace
 
 TEST_CASE("ETTh1: 17,420 hourly rows, 7 channels, no gaps, standard split") {
   const TimeSeries s = load("ETTh1.csv");
   CHECK(s.rows() == 17420);
-  CHECK(s.channels == std::vector<std::string>{"HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT"});
+  CHECK(s.channels ==
+        std::vector<std::string>{"HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT"});
   CHECK(s.frequency.name() == "1h");
   CHECK(s.gaps.empty());
   CHECK(s.total_missing() == 0);
@@ -95,14 +100,14 @@ TEST_CASE("pollution: composite hourly time, 2,067 NA in pm2.5, text column cbwd
     FAIL("expected an InputError");
   } catch (const attnfc::InputError& e) {
     const std::string msg = e.what();
-    CHECK(msg.find("pollution.csv:2:6: column 'pm2.5': found missing value 'NA'") != std::string::npos);
+    CHECK(msg.find("pollution.csv:2:6: column 'pm2.5': found missing value 'NA'") !=
+          std::string::npos);
     CHECK(msg.find("2067 missing in pm2.5 (2067)") != std::string::npos);
   }
   const TimeSeries s = load("pollution.csv", MissingPolicy::kInterpolate);
   CHECK(s.rows() == 43824);
   CHECK(s.time_columns == std::vector<std::string>{"year", "month", "day", "hour"});
-  CHECK(s.channels ==
-        std::vector<std::string>{"pm2.5", "DEWP", "TEMP", "PRES", "Iws", "Is", "Ir"});
+  CHECK(s.channels == std::vector<std::string>{"pm2.5", "DEWP", "TEMP", "PRES", "Iws", "Is", "Ir"});
   CHECK(s.frequency.name() == "1h");
   CHECK(s.gaps.empty());
   CHECK(s.missing_per_channel[0] == 2067);

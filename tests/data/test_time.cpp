@@ -44,8 +44,9 @@ TEST_CASE("timestamps parse to Unix seconds and print back in the input's style"
   CHECK(parse_timestamp("2016-07-01T00:00:00Z") == 1467331200);
   CHECK(parse_timestamp("2016/7/1") == 1467331200);
   CHECK(parse_timestamp("2000-02-29") == ts("2000-03-01") - 86400);
-  for (const char* bad : {"2017-02-29", "1900-02-29", "2016-13-01", "2016-07-01 24:00",
-                          "2016-07-01 10", "07/01/2016", "2016-07-01x", "abc", "", "2016-07-01 00:00:00.5"}) {
+  for (const char* bad :
+       {"2017-02-29", "1900-02-29", "2016-13-01", "2016-07-01 24:00", "2016-07-01 10", "07/01/2016",
+        "2016-07-01x", "abc", "", "2016-07-01 00:00:00.5"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_timestamp(bad).has_value());
   }
@@ -149,7 +150,8 @@ TEST_CASE("regular: true rejects gaps and lists the first ones; a given frequenc
   CHECK(s.off_grid_steps == 2);
   CsvOptions wrong;
   wrong.frequency = "fortnightly";
-  CHECK(load_error(text, wrong).find("in.csv: frequency: found 'fortnightly'") != std::string::npos);
+  CHECK(load_error(text, wrong).find("in.csv: frequency: found 'fortnightly'") !=
+        std::string::npos);
 }
 
 TEST_CASE("composite year/month/day/hour columns and a lone year column") {
@@ -161,11 +163,13 @@ TEST_CASE("composite year/month/day/hour columns and a lone year column") {
   CHECK(s.channels == std::vector<std::string>{"v"});  // "No" is a row counter, skipped
   CHECK(s.frequency.name() == "1h");
   CHECK(s.format_time(s.future_timestamps(1)[0]) == "2010-01-01 03:00");
-  CHECK(load_error("year,month,day,v\n2010,2,30,1\n").find(
-            "in.csv:2:3: column 'day': found day 30 of 2010-2, expected a valid calendar date") !=
-        std::string::npos);
-  CHECK(load_error("year,month,v\n2010,13,1\n").find(
-            "column 'month': found '13', expected the month as an integer in [1, 12]") !=
+  CHECK(
+      load_error("year,month,day,v\n2010,2,30,1\n")
+          .find(
+              "in.csv:2:3: column 'day': found day 30 of 2010-2, expected a valid calendar date") !=
+      std::string::npos);
+  CHECK(load_error("year,month,v\n2010,13,1\n")
+            .find("column 'month': found '13', expected the month as an integer in [1, 12]") !=
         std::string::npos);
   CsvOptions year;
   year.time_column = "Year";

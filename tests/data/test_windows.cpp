@@ -39,8 +39,10 @@ TEST_CASE("splits: rows, fractions and dates keep targets apart and begin contex
   CHECK(r.val_targets().begin == 60);
   CHECK(r.test.begin == 70);
   CHECK(r.test_targets().begin == 80);
-  CHECK_THROWS_WITH(split_by_rows(100, 60, 30, 20, 10), doctest::Contains("needs 110 rows, found 100"));
-  CHECK_THROWS_WITH(split_by_rows(100, 5, 30, 20, 10), doctest::Contains("fewer than the context length 10"));
+  CHECK_THROWS_WITH(split_by_rows(100, 60, 30, 20, 10),
+                    doctest::Contains("needs 110 rows, found 100"));
+  CHECK_THROWS_WITH(split_by_rows(100, 5, 30, 20, 10),
+                    doctest::Contains("fewer than the context length 10"));
 
   const Split f = split_by_fractions(2820, 0.7, 0.2, 0);
   CHECK(f.train.end == 1973);
@@ -137,7 +139,8 @@ TEST_CASE("shuffling is a seeded permutation, reproducible and seed-dependent") 
   WindowSampler b(s, {0, 200}, 8, 4, ChannelMode::kIndependent);
   const auto order = [](const WindowSampler& w) {
     std::vector<std::pair<size_t, size_t>> o;
-    for (size_t i = 0; i < w.num_windows(); ++i) o.emplace_back(w.window(i).start_row, w.window(i).channel);
+    for (size_t i = 0; i < w.num_windows(); ++i)
+      o.emplace_back(w.window(i).start_row, w.window(i).channel);
     return o;
   };
   const auto chrono = order(a);

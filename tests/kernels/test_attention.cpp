@@ -145,7 +145,7 @@ const Case kCases[] = {
     {2, 2, 40, 97, 32, false, Pad::Random, Layout::Gapped},
     {1, 2, 130, 130, 7, true, Pad::FirstKeys, Layout::Gapped},
     {2, 1, 5, 0, 8, false, Pad::None, Layout::Contiguous},
-    {1, 2, 64, 64, 32, true, Pad::None, Layout::Contiguous},     // exactly one tile
+    {1, 2, 64, 64, 32, true, Pad::None, Layout::Contiguous},      // exactly one tile
     {1, 1, 128, 128, 16, true, Pad::Random, Layout::Contiguous},  // exact tile boundaries
 };
 

@@ -113,8 +113,8 @@ std::vector<float> run(gd::Path path, const Case& c, const Operands& o) {
   std::vector<float> C = o.C0;
   const Epilogue ep{c.bias ? o.bias.data() : nullptr, c.act};
   if (path == gd::Path::Auto) {
-    gemm(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
-         C.data(), o.ldc, ep);
+    gemm(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta, C.data(),
+         o.ldc, ep);
   } else {
     gd::gemm_with_path(path, true, c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda,
                        o.B.data(), o.ldb, c.beta, C.data(), o.ldc, ep);
@@ -125,8 +125,8 @@ std::vector<float> run(gd::Path path, const Case& c, const Operands& o) {
 std::vector<float> run_reference(const Case& c, const Operands& o) {
   std::vector<float> C = o.C0;
   const Epilogue ep{c.bias ? o.bias.data() : nullptr, c.act};
-  gemm_reference(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb,
-                 c.beta, C.data(), o.ldc, ep);
+  gemm_reference(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
+                 C.data(), o.ldc, ep);
   return C;
 }
 
@@ -135,11 +135,16 @@ const gd::Path kPaths[] = {gd::Path::Auto, gd::Path::Small, gd::Path::Portable, 
 
 const char* path_name(gd::Path p) {
   switch (p) {
-    case gd::Path::Auto: return "auto";
-    case gd::Path::Small: return "small";
-    case gd::Path::Portable: return "portable";
-    case gd::Path::Avx2: return "avx2";
-    case gd::Path::Avx512: return "avx512";
+    case gd::Path::Auto:
+      return "auto";
+    case gd::Path::Small:
+      return "small";
+    case gd::Path::Portable:
+      return "portable";
+    case gd::Path::Avx2:
+      return "avx2";
+    case gd::Path::Avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -210,8 +215,8 @@ TEST_CASE("gemm fuses bias and every activation into the store") {
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
       for (int t = 0; t < 4; ++t) {
         // K = 600 gives three K blocks: the epilogue must run once, on the last.
-        Case c{(t & 1) != 0, (t & 2) != 0, 37, 50, t < 2 ? 600 : 19, 1.0f, t == 3 ? 0.5f : 0.0f,
-               3, act, with_bias != 0};
+        Case c{(t & 1) != 0, (t & 2) != 0,         37, 50,  t < 2 ? 600 : 19,
+               1.0f,         t == 3 ? 0.5f : 0.0f, 3,  act, with_bias != 0};
         check_all_paths(c, seed++);
       }
     }
@@ -247,9 +252,9 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
   const int saved = omp_get_max_threads();
   const Case cases[] = {
       {false, false, 257, 129, 257, 1.0f, 0.0f, 0, Activation::GeluTanh, true},  // M split
-      {false, true, 300, 96, 128, 1.0f, 0.5f, 5},                                 // NT
-      {true, false, 129, 257, 600, 0.5f, 1.0f, 0},                                // TN, 3 K blocks
-      {true, true, 7, 1100, 300, 1.0f, 0.0f, 2, Activation::Relu, false},         // N split
+      {false, true, 300, 96, 128, 1.0f, 0.5f, 5},                                // NT
+      {true, false, 129, 257, 600, 0.5f, 1.0f, 0},                               // TN, 3 K blocks
+      {true, true, 7, 1100, 300, 1.0f, 0.0f, 2, Activation::Relu, false},        // N split
       {false, false, 40, 45, 200, 1.0f, 0.0f, 0}};  // just above the parallel threshold
   uint64_t seed = 1234;
   for (const Case& c : cases) {
@@ -257,7 +262,7 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
     for (gd::Path p : kPaths) {
       if (!gd::path_available(p)) continue;
       const std::string path_label = path_name(p);
-    CAPTURE(path_label);
+      CAPTURE(path_label);
       CAPTURE(c.M);
       omp_set_num_threads(1);
       const std::vector<float> one = run(p, c, o);
@@ -301,8 +306,8 @@ TEST_CASE("gemm_strided_batched matches per-matrix reference, serial or parallel
     for (int nt : {1, 2, 3}) {
       omp_set_num_threads(nt);
       std::vector<float> got = C0;
-      gemm_strided_batched(bc.tA, bc.tB, bc.M, bc.N, bc.K, 0.75f, A.data(), lda, sA, B.data(),
-                           ldb, sB, 0.5f, got.data(), ldc, sC, bc.batch);
+      gemm_strided_batched(bc.tA, bc.tB, bc.M, bc.N, bc.K, 0.75f, A.data(), lda, sA, B.data(), ldb,
+                           sB, 0.5f, got.data(), ldc, sC, bc.batch);
       CAPTURE(nt);
       CAPTURE(bc.M);
       int bad = 0;
@@ -348,7 +353,7 @@ TEST_CASE("fused activations match apply_activation element by element") {
         }
       }
       const std::string path_label = path_name(p);
-    CAPTURE(path_label);
+      CAPTURE(path_label);
       CAPTURE(static_cast<int>(act));
       // Exact for the scalar epilogues; the AVX-512 GELUs measure ~1.5e-7 and ~1.9e-7.
       CHECK(worst <= 3e-7);

@@ -44,8 +44,8 @@ inline void randomize(attnfc::ag::ParameterSet& params, uint64_t seed, float a =
   uint64_t k = 0;
   for (const auto& p : params.all()) {
     float* d = p.tensor.data();
-    const bool gain = p.name.find("norm") != std::string::npos &&
-                      p.name.size() >= 6 && p.name.compare(p.name.size() - 6, 6, "weight") == 0;
+    const bool gain = p.name.find("norm") != std::string::npos && p.name.size() >= 6 &&
+                      p.name.compare(p.name.size() - 6, 6, "weight") == 0;
     for (int64_t i = 0; i < p.tensor.numel(); ++i) {
       const float u = (2.0f * attnfc::kernels::random_uniform(seed, k++) - 1.0f) * a;
       d[i] = gain ? 1.0f + u : u;

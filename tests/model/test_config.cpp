@@ -49,7 +49,7 @@ TEST_CASE("config: defaults and round trip through JSON") {
   CHECK(to_json(r) == j);
   CHECK(r.embedding == PatchEmbedding::kResidualMlp);
   CHECK(r.dropout == 0.25f);
-  CHECK(parse_model_config(json(nullptr)).d_model == 64);  // null section = defaults
+  CHECK(parse_model_config(json(nullptr)).d_model == 64);              // null section = defaults
   CHECK(parse_model_config(json{{"d_model", 128.0}}).d_model == 128);  // 128.0 is an integer
 }
 

@@ -24,8 +24,8 @@ std::vector<float> positions(const PatchTransformer& m, const std::vector<float>
   ag::GraphScope scope(g);
   const ModelConfig& c = m.config();
   const int64_t L = c.context_length, C = c.token_channels();
-  const ag::Tensor out = m.forward(ag::from_data({B, L, C}, ctx.data()),
-                                   ag::from_data({B, L, C}, obs.data()));
+  const ag::Tensor out =
+      m.forward(ag::from_data({B, L, C}, ctx.data()), ag::from_data({B, L, C}, obs.data()));
   return std::vector<float>(out.data(), out.data() + out.numel());
 }
 
@@ -42,7 +42,10 @@ void check_causal(const ModelConfig& cfg) {
     for (int kind = 0; kind < 2; ++kind) {  // change the value, or mark it missing
       std::vector<float> c2 = ctx, o2 = obs;
       const int64_t k = (1 * L + t) * C + (C - 1);  // window 1, last channel
-      if (kind == 0) c2[k] += 5.0f; else o2[k] = 0.0f;
+      if (kind == 0)
+        c2[k] += 5.0f;
+      else
+        o2[k] = 0.0f;
       const std::vector<float> out = positions(m, c2, o2, B);
       const int64_t first_affected = t / P;
       // Window 0 is untouched; window 1 positions before the change are bit-identical.
@@ -64,7 +67,9 @@ void check_causal(const ModelConfig& cfg) {
 
 TEST_CASE("causality: changing a future value changes no earlier position") {
   ModelConfig c = model_test::micro_config();
-  SUBCASE("causal norm, delta target") { check_causal(c); }
+  SUBCASE("causal norm, delta target") {
+    check_causal(c);
+  }
   SUBCASE("no norm, value target, learned positions, mlp embedding") {
     c.norm = model::InputNorm::kNone;
     c.target = model::HeadTarget::kValue;
@@ -124,8 +129,8 @@ TEST_CASE("loss: all positions vs last position match the forward's predictions"
     ag::Graph g;
     ag::GraphScope scope(g);
     const float whole = m.loss(ag::from_data({B, L + H}, win.data())).item();
-    const float split = m.loss(ag::from_data({B, L}, ctx.data()), {},
-                               ag::from_data({B, H}, fut.data()), {}).item();
+    const float split =
+        m.loss(ag::from_data({B, L}, ctx.data()), {}, ag::from_data({B, H}, fut.data()), {}).item();
     CHECK(whole == doctest::Approx(sum / count).epsilon(1e-5));
     CHECK(split == whole);
   }

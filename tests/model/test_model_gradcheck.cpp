@@ -30,8 +30,7 @@ struct GradFixture {
   std::vector<float> window, observed;
   int64_t B = 3;
 
-  explicit GradFixture(const ModelConfig& c)
-      : cfg(c), model(c, params, 11) {
+  explicit GradFixture(const ModelConfig& c) : cfg(c), model(c, params, 11) {
     model_test::randomize(params, 5);
     const int64_t T = cfg.context_length + cfg.horizon, C = cfg.token_channels();
     window = model_test::make_series(B * T, C, 3);

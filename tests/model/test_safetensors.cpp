@@ -85,26 +85,26 @@ TEST_CASE("safetensors: malformed files are refused with a reason") {
   CHECK(contains(error_of(with_header("[1]", "")), "does not start with a JSON object"));
   CHECK(contains(error_of(with_header("{\"a\":", "")), "header JSON"));
   const std::string four(4, '\0');
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
-                                      four)),
-                 "tensor 'a' has dtype F16, expected F32"));
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"Q9","shape":[1],"data_offsets":[0,4]}})",
-                                      four)),
-                 "unknown dtype"));
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})",
-                                      four)),
-                 "needs 8"));
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})",
-                                      four)),
-                 "outside"));
+  CHECK(contains(
+      error_of(with_header(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", four)),
+      "tensor 'a' has dtype F16, expected F32"));
+  CHECK(contains(
+      error_of(with_header(R"({"a":{"dtype":"Q9","shape":[1],"data_offsets":[0,4]}})", four)),
+      "unknown dtype"));
+  CHECK(contains(
+      error_of(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),
+      "needs 8"));
+  CHECK(contains(
+      error_of(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})", four)),
+      "outside"));
   CHECK(contains(
       error_of(with_header(
           R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
           four + four)),
       "must not overlap"));
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
-                                      four)),
-                 "invalid dimension"));
+  CHECK(contains(
+      error_of(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", four)),
+      "invalid dimension"));
   CHECK(contains(error_of(with_header(R"({"__metadata__":{"k":1}})", "")), "not a string"));
   CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32"}})", "")),
                  "expected an object with dtype"));

@@ -77,13 +77,16 @@ std::vector<float> trajectory_batch(const std::vector<float>& series, int step, 
 }
 
 nlohmann::json load_reference() {
-  const std::string path = std::string(ATTNFC_SOURCE_DIR) + "/tests/model/data/torch_reference.json";
+  const std::string path =
+      std::string(ATTNFC_SOURCE_DIR) + "/tests/model/data/torch_reference.json";
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "missing " << path << " (run scripts/test-torch.sh)");
   return nlohmann::json::parse(in);
 }
 
-const char* export_dir() { return std::getenv("ATTNFC_TORCH_EXPORT"); }
+const char* export_dir() {
+  return std::getenv("ATTNFC_TORCH_EXPORT");
+}
 
 }  // namespace
 
@@ -121,7 +124,8 @@ TEST_CASE("torch reference: forward predictions match to 1e-4") {
     const std::vector<float> expect = ref["cases"][cs.name]["forward"].get<std::vector<float>>();
     REQUIRE(expect.size() == out.size());
     double worst = 0;
-    for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::fabs(double(out[i]) - expect[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+      worst = std::max(worst, std::fabs(double(out[i]) - expect[i]));
     CHECK(worst <= 1e-4);
   }
 }
@@ -136,8 +140,8 @@ TEST_CASE("torch reference: fixed-seed 10-step AdamW loss trajectory") {
     model::save_checkpoint(std::string(dir) + "/trajectory_init.safetensors", model);
     st::File batches;
     for (int s = 0; s < kSteps; ++s) {
-      batches.tensors.push_back({"batch." + std::to_string(s), {kBatch, T},
-                                 trajectory_batch(series, s, T)});
+      batches.tensors.push_back(
+          {"batch." + std::to_string(s), {kBatch, T}, trajectory_batch(series, s, T)});
     }
     st::write(std::string(dir) + "/trajectory_batches.safetensors", batches);
   }

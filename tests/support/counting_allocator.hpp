@@ -76,4 +76,3 @@ inline void* counted_alloc(std::size_t n, std::size_t align) {
 [[gnu::noinline]] void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
   std::free(p);
 }
-

@@ -36,7 +36,7 @@ TEST_CASE("metrics of one window match hand computation") {
 
 TEST_CASE("metrics average window means and skip missing actuals") {
   MetricAccumulator acc(2, 1);
-  const float f1[] = {1, 1}, y1[] = {0, 0};            // window mse 1
+  const float f1[] = {1, 1}, y1[] = {0, 0};              // window mse 1
   const float f2[] = {3, 0}, y2[] = {0, std::nanf("")};  // one observed value, mse 9
   acc.add(f1, y1);
   acc.add(f2, y2);
@@ -68,8 +68,8 @@ std::vector<float> seasonal_series(int rows, int period, double noise, uint64_t 
   };
   std::vector<float> s(rows);
   for (int t = 0; t < rows; ++t)
-    s[t] = static_cast<float>(std::sin(2 * M_PI * t / period) + 0.5 * std::cos(4 * M_PI * t / period) +
-                              noise * normal());
+    s[t] = static_cast<float>(std::sin(2 * M_PI * t / period) +
+                              0.5 * std::cos(4 * M_PI * t / period) + noise * normal());
   return s;
 }
 }  // namespace

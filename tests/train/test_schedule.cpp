@@ -35,4 +35,3 @@ TEST_CASE("early stopping counts epochs without improvement and ignores NaN") {
   copy.load_json(e.to_json());
   CHECK(copy.best_epoch() == 1);
 }
-

@@ -2,13 +2,13 @@
 // bit for bit, and config errors.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/safetensors.hpp"
@@ -22,8 +22,8 @@ using namespace attnfc::train;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() /
-                     ("attnfc_train_" + name + "_" + std::to_string(::getpid()));
+  const fs::path p =
+      fs::temp_directory_path() / ("attnfc_train_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();
@@ -70,7 +70,8 @@ std::string log_losses(const std::string& dir) {
   std::string line, out;
   while (std::getline(in, line)) {
     size_t cut = 0;
-    for (int commas = 0; commas < 5 && cut != std::string::npos; ++commas) cut = line.find(',', cut + 1);
+    for (int commas = 0; commas < 5 && cut != std::string::npos; ++commas)
+      cut = line.find(',', cut + 1);
     out += line.substr(0, cut) + "\n";
   }
   return out;
@@ -99,7 +100,8 @@ TEST_CASE("run config: overrides, strict keys, resolved JSON round trip") {
   CHECK_THROWS_AS(apply_overrides(j, {"novalue"}), InputError);
   nlohmann::json typo = config_for("x.csv");
   typo["train"]["learning_rate"] = 0.1;
-  CHECK_THROWS_WITH_AS(parse_run_config(typo), doctest::Contains("train.learning_rate"), InputError);
+  CHECK_THROWS_WITH_AS(parse_run_config(typo), doctest::Contains("train.learning_rate"),
+                       InputError);
   nlohmann::json range = config_for("x.csv");
   range["train"]["epochs"] = 0;
   CHECK_THROWS_WITH_AS(parse_run_config(range), doctest::Contains("train.epochs"), InputError);

@@ -71,8 +71,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // mask has pred's shape, values 0 or 1). Each returns a one-element tensor.
 Tensor mse_loss(const Tensor& pred, const Tensor& target, const Tensor& mask = {});
 Tensor mae_loss(const Tensor& pred, const Tensor& target, const Tensor& mask = {});
-Tensor huber_loss(const Tensor& pred, const Tensor& target, float delta,
-                  const Tensor& mask = {});
+Tensor huber_loss(const Tensor& pred, const Tensor& target, float delta, const Tensor& mask = {});
 // Pinball loss for quantile q in (0, 1).
 Tensor quantile_loss(const Tensor& pred, const Tensor& target, float q, const Tensor& mask = {});
 

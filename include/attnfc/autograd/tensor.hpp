@@ -41,7 +41,7 @@ class Tensor {
   float* data() const { return data_; }  // element [0, ..., 0]
   float* grad() const { return grad_; }  // same strides as data(); null without grad
   bool requires_grad() const { return grad_ != nullptr; }
-  float item() const;                               // numel() == 1
+  float item() const;  // numel() == 1
   float at(std::initializer_list<int64_t> index) const;
 
   // Views: share storage; recorded on the tape so gradients flow through them.

@@ -50,8 +50,8 @@ class CsvTable {
  private:
   std::string source_;
   char delimiter_ = ',';
-  std::string text_;                 // file bytes, quoted cells unescaped in place
-  std::vector<std::string> header_;  // unquoted column names
+  std::string text_;                  // file bytes, quoted cells unescaped in place
+  std::vector<std::string> header_;   // unquoted column names
   std::vector<uint64_t> cell_begin_;  // row-major offsets into text_
   std::vector<uint32_t> cell_size_;
   std::vector<uint64_t> row_line_;
@@ -72,9 +72,9 @@ const char* to_string(ColumnKind kind);
 struct ColumnSummary {
   std::string name;
   ColumnKind kind = ColumnKind::kEmpty;
-  size_t missing = 0;        // missing-value tokens
-  size_t non_numeric = 0;    // cells that are neither numbers nor missing
-  std::string first_text;    // first non-numeric, non-missing cell (for messages)
+  size_t missing = 0;         // missing-value tokens
+  size_t non_numeric = 0;     // cells that are neither numbers nor missing
+  std::string first_text;     // first non-numeric, non-missing cell (for messages)
   size_t first_text_row = 0;  // its 0-based data row
 };
 std::vector<ColumnSummary> summarize_columns(const CsvTable& table);

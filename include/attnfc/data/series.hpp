@@ -47,29 +47,29 @@ struct CsvOptions {
 
 // Where the time axis skips periods or leaves the grid.
 struct Gap {
-  size_t row = 0;            // 0-based data row right after the gap
-  int64_t before = 0;        // timestamp of row - 1
-  int64_t after = 0;         // timestamp of row
+  size_t row = 0;               // 0-based data row right after the gap
+  int64_t before = 0;           // timestamp of row - 1
+  int64_t after = 0;            // timestamp of row
   int64_t missing_periods = 0;  // whole periods absent; -1 if `after` is off the grid
 };
 
 struct TimeSeries {
-  std::string source;                 // file path
-  std::vector<std::string> channels;  // value column names, in output order
+  std::string source;                     // file path
+  std::vector<std::string> channels;      // value column names, in output order
   std::vector<std::string> time_columns;  // column(s) the time came from
-  std::vector<int64_t> timestamps;    // strictly increasing Unix seconds, one per row
-  TimeStyle time_style;               // how the input wrote its times
-  Frequency frequency;                // inferred or given
+  std::vector<int64_t> timestamps;        // strictly increasing Unix seconds, one per row
+  TimeStyle time_style;                   // how the input wrote its times
+  Frequency frequency;                    // inferred or given
   bool frequency_inferred = true;
   // Row-major [rows x channels]. Never NaN: missing cells are filled per
   // `missing_policy` and have observed == 0.
   std::vector<float> values;
-  std::vector<uint8_t> observed;      // [rows x channels], 1 = value read from the file
+  std::vector<uint8_t> observed;  // [rows x channels], 1 = value read from the file
   std::vector<size_t> missing_per_channel;
   MissingPolicy missing_policy = MissingPolicy::kError;
-  std::vector<Gap> gaps;              // in row order; total_missing_periods sums them
+  std::vector<Gap> gaps;  // in row order; total_missing_periods sums them
   int64_t total_missing_periods = 0;
-  size_t off_grid_steps = 0;          // gaps with missing_periods == -1
+  size_t off_grid_steps = 0;  // gaps with missing_periods == -1
 
   size_t rows() const { return timestamps.size(); }
   size_t num_channels() const { return channels.size(); }
@@ -84,7 +84,8 @@ struct TimeSeries {
   // (InputError if the frequency is unknown).
   std::vector<int64_t> future_timestamps(size_t n) const;
   std::string format_time(int64_t t) const { return format_timestamp(t, time_style); }
-  // One line, e.g. "17420 rows x 7 channels, 2016-07-01 00:00:00 .. 2018-06-26 19:00:00, 1h, no gaps".
+  // One line, e.g. "17420 rows x 7 channels, 2016-07-01 00:00:00 .. 2018-06-26 19:00:00, 1h, no
+  // gaps".
   std::string describe() const;
 };
 

@@ -61,7 +61,6 @@ inline size_t count_windows(const RowRange& range, size_t length) {
 
 // InputError unless every part holds at least one window of context + horizon
 // rows; the message says which part is too short and by how much.
-void validate_split(const Split& split, size_t context, size_t horizon,
-                    const std::string& source);
+void validate_split(const Split& split, size_t context, size_t horizon, const std::string& source);
 
 }  // namespace attnfc::data

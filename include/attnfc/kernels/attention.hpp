@@ -48,8 +48,8 @@ void attention_backward(const AttnParams& p, const float* Q, const float* K, con
 void attention_forward_reference(const AttnParams& p, const float* Q, const float* K,
                                  const float* V, float* O, float* lse);
 void attention_backward_reference(const AttnParams& p, const float* Q, const float* K,
-                                  const float* V, const float* O, const float* lse,
-                                  const float* dO, float* dQ, float* dK, float* dV);
+                                  const float* V, const float* O, const float* lse, const float* dO,
+                                  float* dQ, float* dK, float* dV);
 // The same reference in double precision throughout, for central-difference
 // gradient checks (the backward needs no O / lse: it recomputes them).
 void attention_forward_reference(const AttnParams& p, const double* Q, const double* K,

@@ -17,13 +17,13 @@
 
 namespace attnfc::model {
 
-enum class ChannelMode { kIndependent, kMixed };     // "independent" | "mixed"
-enum class InputNorm { kNone, kInstance, kCausal };  // "none" | "instance" | "causal"
-enum class PatchEmbedding { kLinear, kResidualMlp };  // "linear" | "mlp"
+enum class ChannelMode { kIndependent, kMixed };                 // "independent" | "mixed"
+enum class InputNorm { kNone, kInstance, kCausal };              // "none" | "instance" | "causal"
+enum class PatchEmbedding { kLinear, kResidualMlp };             // "linear" | "mlp"
 enum class PositionalEncoding { kSinusoidal, kLearned, kNone };  // "sinusoidal"|"learned"|"none"
-enum class HeadTarget { kValue, kDeltaFromLast };     // "value" | "delta"
-enum class LossPositions { kAll, kLast };             // "all" | "last"
-enum class LossKind { kMse, kMae, kHuber };           // "mse" | "mae" | "huber"
+enum class HeadTarget { kValue, kDeltaFromLast };                // "value" | "delta"
+enum class LossPositions { kAll, kLast };                        // "all" | "last"
+enum class LossKind { kMse, kMae, kHuber };                      // "mse" | "mae" | "huber"
 
 struct ModelConfig {
   // Tokens: non-overlapping patches of patch_len steps; context_length must be a
@@ -41,11 +41,11 @@ struct ModelConfig {
   PatchEmbedding embedding = PatchEmbedding::kLinear;
   PositionalEncoding positional = PositionalEncoding::kSinusoidal;
 
-  int d_model = 64;   // [1, 4096], divisible by n_heads
-  int n_heads = 4;    // [1, 256]
-  int n_layers = 2;   // [0, 64]
-  int ff_mult = 4;    // [1, 16]: feed-forward width ff_mult * d_model
-  float dropout = 0.2f;  // [0, 0.9]
+  int d_model = 64;             // [1, 4096], divisible by n_heads
+  int n_heads = 4;              // [1, 256]
+  int n_layers = 2;             // [0, 64]
+  int ff_mult = 4;              // [1, 16]: feed-forward width ff_mult * d_model
+  float dropout = 0.2f;         // [0, 0.9]
   float layernorm_eps = 1e-5f;  // (0, 0.1]
 
   LossPositions loss_positions = LossPositions::kAll;

@@ -48,8 +48,8 @@ std::vector<ScoredModel> evaluate_windows(const SeriesRef& series, const Unscale
 // The three baselines as forecasters over the given training rows (scaled units).
 // period <= 0 infers it from the training data's autocorrelation; the period used is
 // written to *period_used. NLinear is fitted on the training rows.
-std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context,
-                                                  int horizon, int period, int* period_used);
+std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context, int horizon,
+                                                  int period, int* period_used);
 
 nlohmann::json to_json(const std::vector<ScoredModel>& scored);
 // A fixed-width table: one row per model, MSE/MAE/RMSE/MAPE/sMAPE/MASE in both units.

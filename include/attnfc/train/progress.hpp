@@ -12,7 +12,7 @@
 namespace attnfc::train {
 
 struct EpochRecord {
-  int epoch = 0;  // 1-based
+  int epoch = 0;      // 1-based
   int64_t steps = 0;  // optimiser steps so far (all epochs)
   double train_loss = 0, val_loss = 0, lr = 0, seconds = 0, samples_per_s = 0;
   bool best = false;

@@ -14,10 +14,10 @@ enum class ScheduleKind { kConstant, kCosine, kStep };  // "constant" | "cosine"
 struct LrSchedule {
   ScheduleKind kind = ScheduleKind::kCosine;
   double base_lr = 1e-3;
-  double min_lr = 0.0;          // cosine floor
-  int64_t warmup_steps = 0;     // linear ramp from base_lr / warmup_steps to base_lr
-  int64_t total_steps = 1;      // cosine decays over [warmup_steps, total_steps)
-  int64_t step_size = 1;        // step: multiply by gamma every step_size steps (after warm-up)
+  double min_lr = 0.0;       // cosine floor
+  int64_t warmup_steps = 0;  // linear ramp from base_lr / warmup_steps to base_lr
+  int64_t total_steps = 1;   // cosine decays over [warmup_steps, total_steps)
+  int64_t step_size = 1;     // step: multiply by gamma every step_size steps (after warm-up)
   double gamma = 0.5;
 
   // Learning rate for optimiser step `step` (0-based).
