@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # jq and parallel drive scripts/sweep (its test runs in make test).
-packages=(g++ make cmake libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev jq parallel)
+packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev jq parallel)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
