@@ -177,3 +177,13 @@ inline void keep_away(const ag::Tensor& t, float kink, float margin) {
 }
 
 }  // namespace attnfc::test
+
+// Gradient-checks `leaves` against the loss built by the callable, with the worst
+// element in the failure message. Expects `using attnfc::test::grad_check;`.
+#define CHECK_GRADS(leaves, ...)                                        \
+  do {                                                                  \
+    const test::GradCheckReport rep_ = grad_check(leaves, __VA_ARGS__); \
+    INFO(rep_.worst, " (worst ratio ", rep_.worst_ratio, ")");          \
+    CHECK(rep_.checked > 0);                                            \
+    CHECK(rep_.ok);                                                     \
+  } while (0)

@@ -15,14 +15,6 @@ using ag::Tensor;
 using test::grad_check;
 using test::leaf;
 
-#define CHECK_GRADS(leaves, ...)                                        \
-  do {                                                                  \
-    const test::GradCheckReport rep_ = grad_check(leaves, __VA_ARGS__); \
-    INFO(rep_.worst, " (worst ratio ", rep_.worst_ratio, ")");          \
-    CHECK(rep_.checked > 0);                                            \
-    CHECK(rep_.ok);                                                     \
-  } while (0)
-
 TEST_CASE("gradcheck: softmax plain, transposed input, additive mask with -inf") {
   ag::ParameterSet ps;
   const Tensor x = leaf(ps, {3, 7}, -2, 2, 60);

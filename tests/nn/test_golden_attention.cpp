@@ -14,24 +14,14 @@
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/nn/attention.hpp"
 #include "golden.hpp"
+#include "golden_tensors.hpp"
 
 using namespace attnfc;
 
 namespace {
 
-ag::Shape shape_of(const golden::Tensor& t) {
-  ag::Shape s;
-  s.ndim = static_cast<int>(t.shape.size());
-  for (int i = 0; i < s.ndim; ++i) s.dims[i] = t.shape[i];
-  return s;
-}
-
-void fill(const ag::Tensor& dst, const golden::Tensor& src) {
-  REQUIRE(dst.shape() == shape_of(src));
-  REQUIRE(dst.is_contiguous());
-  const auto f = src.as_float();
-  std::memcpy(dst.data(), f.data(), f.size() * sizeof(float));
-}
+using golden::fill;
+using golden::shape_of;
 
 ag::Tensor param(ag::ParameterSet& ps, const golden::Case& c, const std::string& name) {
   ag::Tensor t = ps.create(name, shape_of(c.at(name)));

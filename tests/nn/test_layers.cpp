@@ -15,23 +15,14 @@
 #include "attnfc/nn/attention.hpp"
 #include "attnfc/nn/layers.hpp"
 #include "golden.hpp"
+#include "golden_tensors.hpp"
 
 using namespace attnfc;
 
 namespace {
 
-ag::Shape shape_of(const golden::Tensor& t) {
-  ag::Shape s;
-  s.ndim = static_cast<int>(t.shape.size());
-  for (int i = 0; i < s.ndim; ++i) s.dims[i] = t.shape[i];
-  return s;
-}
-
-void fill(const ag::Tensor& dst, const golden::Tensor& src) {
-  REQUIRE(dst.shape() == shape_of(src));
-  const auto f = src.as_float();
-  std::memcpy(dst.data(), f.data(), f.size() * sizeof(float));
-}
+using golden::fill;
+using golden::shape_of;
 
 ag::Tensor loss_against(const golden::Case& c, const ag::Tensor& out) {
   const auto dout = c.at("dout").as_float();
