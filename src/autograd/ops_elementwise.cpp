@@ -38,24 +38,7 @@ Dims4 bstrides(const Tensor& t) {
 
 // The loops below walk rows (padded dims 0..2) and run a tight inner loop over dim 3,
 // specialised for unit and zero (broadcast) strides so the compiler vectorises them.
-template <class F>
-void for_rows(const Dims4& d, bool parallel, F&& row) {
-  const int64_t rows = d[0] * d[1] * d[2];
-  auto body = [&](int64_t r) {
-    const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
-    row(a, b, c);
-  };
-  if (!parallel || rows < 2 || rows * d[3] < detail::kParallelMin) {
-    for (int64_t r = 0; r < rows; ++r) body(r);
-    return;
-  }
-#pragma omp parallel
-  {
-    kernels::enable_flush_to_zero();
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) body(r);
-  }
-}
+using detail::for_rows;
 
 // y[i] = f(a[i * sa], b[i * sb]) for i < n.
 template <class F>

@@ -61,16 +61,16 @@ inline int64_t offset4(const Dims4& st, int64_t a, int64_t b, int64_t c, int64_t
   return a * st[0] + b * st[1] + c * st[2] + e * st[3];
 }
 
-// Row-wise walk for the strided copies: rows over padded dims 0..2 (in parallel when
-// large; every row writes distinct elements), f(dst_row, src_row) per row.
+// Walks the rows of padded dims 0..2 (row(a, b, c) per row), in parallel when
+// `parallel` and the work is large; callers guarantee rows write distinct elements.
 template <class F>
-inline void rows_parallel(const Dims4& d, const Dims4& ds, const Dims4& ss, F&& f) {
+inline void for_rows(const Dims4& d, bool parallel, F&& row) {
   const int64_t rows = d[0] * d[1] * d[2];
   auto body = [&](int64_t r) {
     const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
-    f(offset4(ds, a, b, c, 0), offset4(ss, a, b, c, 0));
+    row(a, b, c);
   };
-  if (rows < 2 || rows * d[3] < kParallelMin) {
+  if (!parallel || rows < 2 || rows * d[3] < kParallelMin) {
     for (int64_t r = 0; r < rows; ++r) body(r);
     return;
   }
@@ -80,6 +80,14 @@ inline void rows_parallel(const Dims4& d, const Dims4& ds, const Dims4& ss, F&& 
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) body(r);
   }
+}
+
+// Row-wise walk for the strided copies: f(dst_row, src_row) per row.
+template <class F>
+inline void rows_parallel(const Dims4& d, const Dims4& ds, const Dims4& ss, F&& f) {
+  for_rows(d, true, [&](int64_t a, int64_t b, int64_t c) {
+    f(offset4(ds, a, b, c, 0), offset4(ss, a, b, c, 0));
+  });
 }
 
 // dst[i] = src[i] over shape s (both strided).
