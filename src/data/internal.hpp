@@ -1,8 +1,13 @@
 #pragma once
 // Helpers shared by the data layer's .cpp files (not part of the public API).
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "attnfc/data/series.hpp"
 
 namespace attnfc::data::detail {
 
@@ -29,5 +34,17 @@ inline std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
+
+// ASCII lower case (column names and option words).
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Fills the unobserved entries of v (obs[i] == 0) in place: ffill, or linear
+// interpolation between observed neighbours; leading gaps take the first observed
+// value, trailing gaps the last. v must have at least one observed entry.
+void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, MissingPolicy policy);
 
 }  // namespace attnfc::data::detail

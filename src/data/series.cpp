@@ -11,15 +11,11 @@
 
 namespace attnfc::data {
 
+using detail::fill_missing;
+using detail::lower;
 using detail::quote_token;
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string join(const std::vector<std::string>& names, size_t limit = 30) {
   std::string out;
@@ -219,28 +215,6 @@ struct ColumnState {
   size_t missing = 0;
 };
 
-void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, MissingPolicy policy) {
-  const size_t n = v.size();
-  size_t first = 0;
-  while (first < n && !obs[first]) ++first;
-  for (size_t i = 0; i < first; ++i) v[i] = v[first];  // leading gap: first observed value
-  size_t last = first;                                 // last observed row so far
-  for (size_t i = first + 1; i < n; ++i) {
-    if (obs[i]) {
-      if (policy != MissingPolicy::kFfill && i > last + 1) {
-        const double a = v[last], b = v[i];
-        const double span = static_cast<double>(i - last);
-        for (size_t k = last + 1; k < i; ++k) {
-          v[k] = static_cast<float>(a + (b - a) * (static_cast<double>(k - last) / span));
-        }
-      }
-      last = i;
-    } else {
-      v[i] = v[last];  // ffill; trailing gap under interpolate: last observed value
-    }
-  }
-}
-
 [[noreturn]] void throw_missing_error(const CsvTable& table, const std::vector<ColumnState>& cols,
                                       size_t total) {
   // The first few (row, column) pairs in file order.
@@ -277,30 +251,6 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
 }
 
 }  // namespace
-
-MissingPolicy parse_missing_policy(std::string_view text) {
-  const std::string s = lower(detail::trim_blanks(text));
-  if (s == "error") return MissingPolicy::kError;
-  if (s == "ffill") return MissingPolicy::kFfill;
-  if (s == "interpolate") return MissingPolicy::kInterpolate;
-  if (s == "mask") return MissingPolicy::kMask;
-  throw InputError("missing-value policy: found '" + quote_token(text) +
-                   "', expected error, ffill, interpolate or mask");
-}
-
-const char* to_string(MissingPolicy p) {
-  switch (p) {
-    case MissingPolicy::kError:
-      return "error";
-    case MissingPolicy::kFfill:
-      return "ffill";
-    case MissingPolicy::kInterpolate:
-      return "interpolate";
-    case MissingPolicy::kMask:
-      return "mask";
-  }
-  return "?";
-}
 
 TimeSeries load_series(const CsvOptions& options) {
   return load_series(CsvTable::read_file(options.path, options.delimiter), options);
