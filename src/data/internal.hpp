@@ -42,6 +42,26 @@ inline std::string lower(std::string_view s) {
   return out;
 }
 
+// Names for a message: "a, b, c" (cut after `limit` names).
+inline std::string join(const std::vector<std::string>& names, size_t limit = 30) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < limit; ++i) {
+    out += (i ? ", " : "") + quote_token(names[i]);
+  }
+  if (names.size() > limit) out += ", ...";
+  return out;
+}
+
+// The time column(s), found from the options or from the header.
+
+// The time axis of load_series (series_time.cpp): which columns hold time, reading
+// one timestamp column or composite year/month/day/hour columns into s, and the
+// strictly-increasing check. Errors are InputErrors naming line and column.
+std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt);
+void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s);
+void read_composite_time(const CsvTable& table, const std::vector<size_t>& cols, TimeSeries& s);
+void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& s);
+
 // Fills the unobserved entries of v (obs[i] == 0) in place: ffill, or linear
 // interpolation between observed neighbours; leading gaps take the first observed
 // value, trailing gaps the last. v must have at least one observed entry.
