@@ -12,9 +12,12 @@ model in plain torch ops, and checks that torch's forward matches attnfc's.
       reference numbers (tests/model/data/torch_reference.json) to --out.
   torch_reference.py predict CHECKPOINT CONTEXT.csv
       Forecast from the last position for each row of a CSV of context rows.
-  torch_reference.py --bench [--threads N]
-      Training samples/s of the issue's S/M/Long/XL shapes in PyTorch, one JSON
-      line per case in the format of bench/ programs.
+  torch_reference.py --bench [--threads 1 2] [--seconds 10] [--filter NAME]
+      Training samples/s and peak RSS increase of the issue's S/M/Long/XL shapes
+      in PyTorch, each case at each thread count with the default (pthread)
+      OpenBLAS and, when installed, the OpenMP one, each in a fresh process. One
+      JSON line per case, setting and metric in the format of bench/ programs,
+      then the best setting per case ("best": true). scripts/bench.sh runs it.
 
 Needs Debian's python3-torch and python3-numpy; attnfc's build and tests never do.
 """
@@ -23,6 +26,7 @@ import json
 import math
 import os
 import struct
+import subprocess
 import sys
 import time
 
@@ -68,6 +72,8 @@ class PatchTransformer:
         self.H = cfg["horizon"]
         self.C = cfg["channels"] if cfg["channel_mode"] == "mixed" else 1
         self.d = cfg["d_model"]
+        self.train_dropout = 0.0  # MODEL.md's dropout; only the benchmark turns it on
+        self.pos = sinusoidal(self.N, self.d).to(dtype)  # once, not in every forward
 
     # --- non-differentiable inputs (MODEL.md "Normalisation and tokens"), in float64
     def prepare(self, ctx, obs, last_only=False):
@@ -135,12 +141,15 @@ class PatchTransformer:
         if cfg["positional"] == "learned":
             x = x + self.p["pos_embedding"]
         elif cfg["positional"] == "sinusoidal":
-            x = x + sinusoidal(self.N, self.d).to(self.dtype)
+            x = x + self.pos
+        p = self.train_dropout
+        drop = (lambda t: F.dropout(t, p, training=True)) if p > 0 else (lambda t: t)
+        x = drop(x)
         for i in range(cfg["n_layers"]):
             b = f"blocks.{i}."
-            x = x + self.attention(self.layernorm(x, b + "norm1"), b + "attn")
-            x = x + self.linear(self.linear(self.layernorm(x, b + "norm2"), b + "ff_in", "gelu"),
-                                b + "ff_out")
+            x = x + drop(self.attention(self.layernorm(x, b + "norm1"), b + "attn"))
+            x = x + drop(self.linear(self.linear(self.layernorm(x, b + "norm2"), b + "ff_in", "gelu"),
+                                     b + "ff_out"))
         x = self.layernorm(x, "final_norm")
         if last_only:
             x = x[:, -1:, :]
@@ -248,66 +257,199 @@ def cmd_predict(args):
     return 0
 
 
-BENCH_CASES = {  # name: (P, patches or L, d, heads, layers, H, batch)
+BENCH_CASES = {  # name: (P, L, d, heads, layers, H, batch); S and M have 336 / 16 = 21 patches
     "S": (16, 336, 64, 4, 2, 96, 32),
     "M": (16, 336, 128, 8, 3, 96, 32),
     "Long": (1, 512, 64, 4, 2, 1, 32),
     "XL": (1, 2048, 64, 4, 1, 1, 4),
 }
+# Debian's torch calls BLAS through libblas.so.3, which is the pthread OpenBLAS by default.
+# Its threads compete with torch's own OpenMP pool; the OpenMP build shares that pool.
+OPENMP_BLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+
+
+def status_kb(field):
+    """A 'VmRSS:'-style field of /proc/self/status, in kB (None off Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def openblas_coretype():
+    """OpenBLAS's CPU detection fails on this VM ("Intel Xeon Processor") and falls back to its
+    Prescott (SSE3) kernels, about 8x slower; name the kernels the CPU can run instead, as
+    bench/bench_gemm.cpp does. A user's OPENBLAS_CORETYPE wins."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return None
+    return "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+
+
+def openblas_corename():
+    try:
+        import ctypes
+        get = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
+        get.restype = ctypes.c_char_p
+        return get().decode()
+    except (OSError, AttributeError):
+        return "unknown"
+
+
+def loaded_blas():
+    """Which libblas this process really mapped: 'openmp', 'pthread' or 'other'."""
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+    except OSError:
+        return "unknown"
+    for kind in ("openmp", "pthread", "serial"):
+        if f"openblas-{kind}/" in maps:
+            return kind
+    return "other"
+
+
+def emit(obj):
+    """One compact JSON line, as bench/ programs print them (scripts/bench.sh parses it)."""
+    print(json.dumps(obj, separators=(",", ":")), flush=True)
+
+
+def bench_one(args):
+    """One case at one setting in this (fresh) process: samples/s and peak RSS increase."""
+    import resource
+    threads = args.threads[0]
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    rng = np.random.default_rng(1)
+    P, L, d, h, n, H, B = BENCH_CASES[args.case]
+    cfg = dict(patch_len=P, context_length=L, horizon=H, channel_mode="independent",
+               channels=1, norm="causal", norm_eps=1e-5, target="delta", embedding="linear",
+               positional="sinusoidal", d_model=d, n_heads=h, n_layers=n, ff_mult=4,
+               dropout=args.dropout, layernorm_eps=1e-5, loss_positions="all", loss="mse")
+    randn = lambda *shape: (rng.standard_normal(shape) * 0.1).astype(np.float32)
+    tensors = {"embed.weight": randn(d, 2 * P), "embed.bias": np.zeros(d, np.float32),
+               "final_norm.weight": np.ones(d, np.float32), "final_norm.bias": np.zeros(d, np.float32),
+               "head.weight": randn(H, d), "head.bias": np.zeros(H, np.float32)}
+    for i in range(n):
+        b = f"blocks.{i}."
+        for ln in ("norm1", "norm2"):
+            tensors[b + ln + ".weight"] = np.ones(d, np.float32)
+            tensors[b + ln + ".bias"] = np.zeros(d, np.float32)
+        tensors[b + "attn.in_proj_weight"] = randn(3 * d, d)
+        tensors[b + "attn.in_proj_bias"] = np.zeros(3 * d, np.float32)
+        tensors[b + "attn.out_proj.weight"] = randn(d, d)
+        tensors[b + "attn.out_proj.bias"] = np.zeros(d, np.float32)
+        tensors[b + "ff_in.weight"] = randn(4 * d, d)
+        tensors[b + "ff_in.bias"] = np.zeros(4 * d, np.float32)
+        tensors[b + "ff_out.weight"] = randn(d, 4 * d)
+        tensors[b + "ff_out.bias"] = np.zeros(d, np.float32)
+    model = PatchTransformer(cfg, tensors)
+    model.train_dropout = args.dropout  # the same three sites as attnfc (MODEL.md section 4)
+    opt = torch.optim.AdamW(list(model.p.values()), lr=1e-4)
+    window = rng.standard_normal((B, L + H, 1)).astype(np.float32)
+    # Inputs are prepared once: the benchmark measures the network, not numpy loops.
+    feats, scale, offset = model.prepare(window[:, :L], np.ones((B, L, 1)))
+    tgt = torch.randn(B, L // P, H, 1)
+
+    # Memory: the peak RSS during training minus the RSS after model construction (weights
+    # and inputs in place; gradients, AdamW moments and activations come after). Resetting
+    # the kernel's high-water mark (clear_refs 5) makes the peak this run's own.
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        peak_source = "VmHWM"
+    except OSError:
+        peak_source = "ru_maxrss"
+    baseline_kb = status_kb("VmRSS")
+
+    def step():
+        opt.zero_grad()
+        loss = ((model.forward(feats, scale, offset) - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+
+    for _ in range(args.warmup):
+        step()
+    times, start = [], time.perf_counter()
+    while len(times) < 3 or time.perf_counter() - start < args.seconds:
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    peak_kb = status_kb("VmHWM") if peak_source == "VmHWM" else None
+    if peak_kb is None:
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+    common = {"bench": "model_train", "case": args.case, "impl": "torch", "threads": threads,
+              "blas": loaded_blas(), "openblas_core": openblas_corename(),
+              "torch": torch.__version__}
+    emit({**common, "metric": "samples/s",
+          "value": round(B / float(np.median(times)), 3), "steps": len(times),
+          "warmup": args.warmup, "dropout": args.dropout})
+    emit({**common, "metric": "peak RSS MB",
+          "value": round((peak_kb - baseline_kb) * 1024 / 1e6, 1),
+          "baseline_MB": round(baseline_kb * 1024 / 1e6, 1), "peak_source": peak_source})
+    return 0
 
 
 def cmd_bench(args):
-    torch.set_num_threads(args.threads)
-    for name, (P, L, d, h, n, H, B) in BENCH_CASES.items():
-        cfg = dict(patch_len=P, context_length=L, horizon=H, channel_mode="independent",
-                   channels=1, norm="causal", norm_eps=1e-5, target="delta", embedding="linear",
-                   positional="sinusoidal", d_model=d, n_heads=h, n_layers=n, ff_mult=4,
-                   dropout=0.0, layernorm_eps=1e-5, loss_positions="all", loss="mse")
-        tensors = {"embed.weight": np.random.randn(d, 2 * P).astype(np.float32) * 0.1,
-                   "embed.bias": np.zeros(d, np.float32),
-                   "final_norm.weight": np.ones(d, np.float32), "final_norm.bias": np.zeros(d, np.float32),
-                   "head.weight": np.random.randn(H, d).astype(np.float32) * 0.1,
-                   "head.bias": np.zeros(H, np.float32)}
-        for i in range(n):
-            b = f"blocks.{i}."
-            for ln in ("norm1", "norm2"):
-                tensors[b + ln + ".weight"] = np.ones(d, np.float32)
-                tensors[b + ln + ".bias"] = np.zeros(d, np.float32)
-            tensors[b + "attn.in_proj_weight"] = np.random.randn(3 * d, d).astype(np.float32) * 0.1
-            tensors[b + "attn.in_proj_bias"] = np.zeros(3 * d, np.float32)
-            tensors[b + "attn.out_proj.weight"] = np.random.randn(d, d).astype(np.float32) * 0.1
-            tensors[b + "attn.out_proj.bias"] = np.zeros(d, np.float32)
-            tensors[b + "ff_in.weight"] = np.random.randn(4 * d, d).astype(np.float32) * 0.1
-            tensors[b + "ff_in.bias"] = np.zeros(4 * d, np.float32)
-            tensors[b + "ff_out.weight"] = np.random.randn(d, 4 * d).astype(np.float32) * 0.1
-            tensors[b + "ff_out.bias"] = np.zeros(d, np.float32)
-        model = PatchTransformer(cfg, tensors)
-        opt = torch.optim.AdamW(list(model.p.values()), lr=1e-4)
-        window = np.random.randn(B, L + H, 1).astype(np.float32)
-        # Inputs are prepared once: the benchmark measures the network, not numpy loops.
-        feats, scale, offset = model.prepare(window[:, :L], np.ones((B, L, 1)))
-        tgt = torch.randn(B, L // P, H, 1)
-        steps, t0 = 0, None
-        for it in range(3 + args.steps):
-            if it == 3:
-                t0 = time.perf_counter()
-            opt.zero_grad()
-            loss = ((model.forward(feats, scale, offset) - tgt) ** 2).mean()
-            loss.backward()
-            opt.step()
-            steps += it >= 3
-        dt = time.perf_counter() - t0
-        print(json.dumps({"bench": "model_train", "case": name, "metric": "samples/s",
-                          "value": round(B * steps / dt, 2), "impl": "torch",
-                          "threads": args.threads}))
-    return 0
+    """Every case at every setting, each in a fresh process; then torch's best per case."""
+    if args.case:
+        return bench_one(args)
+    settings = [(t, "pthread") for t in args.threads]
+    if os.path.isdir(OPENMP_BLAS_DIR):
+        settings += [(t, "openmp") for t in args.threads]
+    else:
+        print(f"torch bench: {OPENMP_BLAS_DIR} not found (Debian libopenblas0-openmp); "
+              "measuring the default BLAS only", file=sys.stderr)
+    coretype = os.environ.get("OPENBLAS_CORETYPE") or openblas_coretype()
+    failed = 0
+    for name in BENCH_CASES:
+        if args.filter and args.filter not in name:
+            continue
+        runs = []
+        for threads, blas in settings:
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+            if coretype:
+                env["OPENBLAS_CORETYPE"] = coretype
+            if blas == "openmp":
+                env["LD_LIBRARY_PATH"] = ":".join(
+                    p for p in (OPENMP_BLAS_DIR, os.environ.get("LD_LIBRARY_PATH")) if p)
+            cmd = [sys.executable, os.path.abspath(__file__), "--bench", "--case", name,
+                   "--threads", str(threads), "--seconds", str(args.seconds),
+                   "--warmup", str(args.warmup), "--dropout", str(args.dropout)]
+            print(f"torch bench: {name} threads={threads} blas={blas}", file=sys.stderr)
+            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+            lines = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
+            if proc.returncode != 0 or len(lines) != 2:
+                print(f"torch bench: {name} threads={threads} blas={blas} failed", file=sys.stderr)
+                failed = 1
+                continue
+            for line in lines:
+                line["setting"] = f"{threads}t {blas}"
+                emit(line)
+            runs.append(lines)
+        if runs:
+            speed, memory = max(runs, key=lambda r: r[0]["value"])
+            for line in (speed, memory):
+                emit({**line, "best": True})
+    return failed
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", action="store_true")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="bench: thread counts to try (default 1 2)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="bench: timed seconds per setting")
+    ap.add_argument("--warmup", type=int, default=3, help="bench: untimed steps first")
+    ap.add_argument("--dropout", type=float, default=0.1, help="bench: dropout (bench_model uses 0.1)")
+    ap.add_argument("--filter", default="", help="bench: only cases whose name contains this")
+    ap.add_argument("--case", choices=sorted(BENCH_CASES), help=argparse.SUPPRESS)
     sub = ap.add_subparsers(dest="cmd")
     c = sub.add_parser("check")
     c.add_argument("dir")
