@@ -8,6 +8,8 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace attnfc::kernels::gemm_detail {
 namespace {
 
@@ -109,35 +111,18 @@ inline __mmask16 lane_mask(int n) {
   return static_cast<__mmask16>((1u << n) - 1u);
 }
 
-void kernel_12x32(int kc, const float* pa, const float* pb, const TileStore& st) {
-  // The C tile is touched only after the K loop; start fetching it now so the store
-  // does not wait on L3 or memory (C is often far larger than L2).
+// The C tile is touched only after the K loop; start fetching it now so the store
+// does not wait on L3 or memory (C is often far larger than L2).
+inline void prefetch_tile(const TileStore& st) {
   for (int r = 0; r < st.rows; ++r) {
     const char* c = reinterpret_cast<const char*>(st.C + static_cast<long>(r) * st.ldc);
     _mm_prefetch(c, _MM_HINT_T0);
     _mm_prefetch(c + 64, _MM_HINT_T0);
     _mm_prefetch(c + 124, _MM_HINT_T0);
   }
-  __m512 c0[kMr], c1[kMr];
-#pragma GCC unroll 12
-  for (int r = 0; r < kMr; ++r) {
-    c0[r] = _mm512_setzero_ps();
-    c1[r] = _mm512_setzero_ps();
-  }
-#pragma GCC unroll 2
-  for (int k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(pb);
-    const __m512 b1 = _mm512_load_ps(pb + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(pb + 8 * kNr), _MM_HINT_T0);
-#pragma GCC unroll 12
-    for (int r = 0; r < kMr; ++r) {
-      const __m512 a = _mm512_set1_ps(pa[r]);
-      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
-      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
-    }
-    pa += kMr;
-    pb += kNr;
-  }
+}
+
+inline void store_tile(const __m512 (&c0)[kMr], const __m512 (&c1)[kMr], const TileStore& st) {
   const __mmask16 m0 = lane_mask(st.cols);
   const __mmask16 m1 = lane_mask(st.cols - 16);
   const float* bias0 = st.bias;
@@ -152,10 +137,86 @@ void kernel_12x32(int kc, const float* pa, const float* pb, const TileStore& st)
   }
 }
 
+// Where the kernel reads op(A) and what else it does on the way.
+enum class AFrom {
+  Packed,     // pa holds kMr values per k
+  RowMajor,   // row-major A in place: row r of the panel is a + r * lda, k contiguous
+  PackingTN,  // transposed A in place: the kMr values of k are a + k * lda; they are
+              // also copied to the packed panel (first column pass packs as it goes)
+};
+
+// Rows of transposed A that PackingTN prefetches ahead: each k is a new row, often a
+// new page, which the hardware prefetcher does not follow, and packing separately
+// from L3 ran at ~16 GB/s, exposed; fetched ahead, the loads overlap the FMAs.
+constexpr int kAheadTN = 24;
+
+// Every form performs the same FMAs in the same k order, so all give identical results.
+template <AFrom kFrom>
+void kernel_12x32(int kc, const float* a, long lda, float* pack_out, const float* pb,
+                  const TileStore& st) {
+  prefetch_tile(st);
+  __m512 c0[kMr], c1[kMr];
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    c0[r] = _mm512_setzero_ps();
+    c1[r] = _mm512_setzero_ps();
+  }
+  // RowMajor: four row pointers three rows apart and one stride cover the twelve rows
+  // in x86 addressing modes.
+  const float* rows[4] = {a, a + 3 * lda, a + 6 * lda, a + 9 * lda};
+#pragma GCC unroll 2
+  for (int k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(pb);
+    const __m512 b1 = _mm512_load_ps(pb + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(pb + 8 * kNr), _MM_HINT_T0);
+    if constexpr (kFrom == AFrom::PackingTN) {
+      // Integer address: rows past the operand's end may be prefetched, not formed.
+      const uintptr_t ahead = reinterpret_cast<uintptr_t>(a) + kAheadTN * lda * sizeof(float);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + 44), _MM_HINT_T0);
+      // A full-width store: its four extra lanes land in the next k's slot (rewritten
+      // next) or, after the last k, in the buffer's slack.
+      _mm512_storeu_ps(pack_out, _mm512_maskz_loadu_ps(0x0FFF, a));
+      pack_out += kMr;
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {
+#pragma GCC unroll 3
+      for (int t = 0; t < 3; ++t) {
+        const int r = 3 * q + t;
+        float av;
+        if constexpr (kFrom == AFrom::RowMajor) {
+          av = rows[q][t * lda + k];
+        } else {
+          av = a[r];
+        }
+        const __m512 v = _mm512_set1_ps(av);
+        c0[r] = _mm512_fmadd_ps(v, b0, c0[r]);
+        c1[r] = _mm512_fmadd_ps(v, b1, c1[r]);
+      }
+    }
+    if constexpr (kFrom == AFrom::Packed) a += kMr;
+    if constexpr (kFrom == AFrom::PackingTN) a += lda;
+    pb += kNr;
+  }
+  store_tile(c0, c1, st);
+}
+
+void kernel_packed(int kc, const float* pa, const float* pb, const TileStore& st) {
+  kernel_12x32<AFrom::Packed>(kc, pa, 0, nullptr, pb, st);
+}
+void kernel_row_major_a(int kc, const float* a, long lda, const float* pb, const TileStore& st) {
+  kernel_12x32<AFrom::RowMajor>(kc, a, lda, nullptr, pb, st);
+}
+void kernel_packing_tn(int kc, const float* a, long lda, float* pa, const float* pb,
+                       const TileStore& st) {
+  kernel_12x32<AFrom::PackingTN>(kc, a, lda, pa, pb, st);
+}
+
 }  // namespace
 
 KernelSpec avx512_spec() {
-  return {kMr, kNr, &kernel_12x32};
+  return {kMr, kNr, &kernel_packed, &kernel_row_major_a, &kernel_packing_tn};
 }
 
 }  // namespace attnfc::kernels::gemm_detail

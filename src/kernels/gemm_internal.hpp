@@ -31,19 +31,31 @@ struct TileStore {
 };
 
 using MicroKernel = void (*)(int kc, const float* pa, const float* pb, const TileStore& st);
+// Same product with op(A) read in place: row r of the panel is a + r * lda, k contiguous
+// (row-major A, no transpose); all mr rows must exist.
+using DirectAKernel = void (*)(int kc, const float* a, long lda, const float* pb,
+                               const TileStore& st);
+
+// Transposed A read in place (the mr values of k are a + k * lda) and copied to the
+// packed panel pa as it goes (mr * kc floats, plus up to 16 floats of slack written).
+using PackingTNKernel = void (*)(int kc, const float* a, long lda, float* pa, const float* pb,
+                                 const TileStore& st);
 
 struct KernelSpec {
   int mr;
   int nr;
   MicroKernel kernel;
+  DirectAKernel direct_a = nullptr;      // null: row-major op(A) is packed
+  PackingTNKernel packing_tn = nullptr;  // null: transposed op(A) is packed beforehand
 };
 
 // Blocking: K is cut into near-equal blocks of at most kKc (the split depends only
 // on K, so the summation order never depends on the thread count); A blocks of
-// kMc rows live in L2, B blocks of kKc x kNc in L2/L3.
+// kMc rows (up to kMaxMc when M is small) live in L2, B blocks of kKc x kNc in L2/L3.
 inline constexpr int kKc = 256;
-inline constexpr int kMc = 192;   // multiple of every MR (12, 6, 4)
-inline constexpr int kNc = 1024;  // multiple of every NR (32, 16)
+inline constexpr int kMc = 192;     // multiple of every MR (12, 6, 4)
+inline constexpr int kMaxMc = 384;  // multiple of every MR
+inline constexpr int kNc = 1024;    // multiple of every NR (32, 16)
 inline constexpr int kMaxMr = 12;
 inline constexpr int kMaxNr = 32;
 
@@ -71,6 +83,24 @@ void store_tile_generic(const float* acc, int ld, const TileStore& st);
 // The unpacked path for tiny products (single-threaded).
 void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc, const Epilogue& ep);
+
+struct Problem {
+  bool transA, transB;
+  int M, N, K;
+  float alpha;
+  const float* A;
+  int lda;
+  const float* B;
+  int ldb;
+  float beta;
+  float* C;
+  int ldc;
+  Epilogue ep;
+};
+
+// The packed loop nest (gemm_driver.cpp), run by every thread of a team (team = true)
+// or by one thread.
+void gemm_packed(const KernelSpec& ks, const Problem& p, bool team, int threads);
 
 // Full GEMM with a forced path; threaded says whether it may open a parallel region.
 void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, int N, int K,

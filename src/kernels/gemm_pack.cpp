@@ -15,6 +15,10 @@
 namespace attnfc::kernels::gemm_detail {
 namespace {
 
+// Rows ahead that the row-copy packers prefetch: source rows are far apart (often a
+// page or more), so the hardware prefetcher does not follow them.
+constexpr int kPrefetchRows = 6;
+
 #if defined(__AVX512F__)
 // In-register transpose of 16 rows of 16 floats: after it, r[c] holds column c.
 // Three rounds of lane shuffles (unpack, shuffle_ps, two shuffle_f32x4) per 256 floats.
@@ -100,12 +104,61 @@ void gather_transpose(const float* src, long ld, int rows, int kc, int width, fl
 #endif
 }
 
+#if defined(__AVX512F__)
+// Panels of 12 (op(A) of TN into the AVX-512 kernel's layout). Four k rows of one
+// panel are 48 floats, three whole cache lines, written by three full-vector stores.
+// Row by row, each panel would get 48 bytes, part of a line; and since panels lie
+// 12 * kc * 4 bytes apart (a multiple of 4 KiB when kc is a multiple of 4), every
+// panel maps to the same L1 set, so lines were evicted and fetched again before they
+// were complete (10 GB/s from a hot source, against ~40 here).
+void copy_rows_block12(const float* src, long ld, int nc, int kc, float* dst) {
+  // r0[0..11] r1[0..3] | r1[4..11] r2[0..7] | r2[8..11] r3[0..11]: indices >= 16 pick
+  // from the second source.
+  const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19);
+  const __m512i second =
+      _mm512_setr_epi32(4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i third =
+      _mm512_setr_epi32(8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27);
+  const long panel_stride = 12L * kc;
+  int k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    const float* s = src + k * ld;
+    if (k + 4 + kPrefetchRows < kc) {
+      for (int r = 4; r < 8; ++r) {
+        const float* ahead = s + (kPrefetchRows + r) * ld;
+        for (int j = 0; j < nc; j += 16) __builtin_prefetch(ahead + j);
+        __builtin_prefetch(ahead + nc - 1);
+      }
+    }
+    float* d = dst + static_cast<long>(k) * 12;
+    for (int c0 = 0; c0 < nc; c0 += 12, d += panel_stride) {
+      const int n = std::min(12, nc - c0);
+      const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+      const __m512 r0 = _mm512_maskz_loadu_ps(m, s + c0);
+      const __m512 r1 = _mm512_maskz_loadu_ps(m, s + ld + c0);
+      const __m512 r2 = _mm512_maskz_loadu_ps(m, s + 2 * ld + c0);
+      const __m512 r3 = _mm512_maskz_loadu_ps(m, s + 3 * ld + c0);
+      _mm512_storeu_ps(d, _mm512_permutex2var_ps(r0, first, r1));
+      _mm512_storeu_ps(d + 16, _mm512_permutex2var_ps(r1, second, r2));
+      _mm512_storeu_ps(d + 32, _mm512_permutex2var_ps(r2, third, r3));
+    }
+  }
+  for (; k < kc; ++k) {
+    float* d = dst + static_cast<long>(k) * 12;
+    for (int c0 = 0; c0 < nc; c0 += 12, d += panel_stride) {
+      const int n = std::min(12, nc - c0);
+      const __m512 r =
+          _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), src + k * ld + c0);
+      _mm512_mask_storeu_ps(d, 0x0FFF, r);
+    }
+  }
+}
+#endif
+
 // Copies a kc x nc block whose k rows are contiguous in memory (row stride ld) into
 // panels of W columns, one source row at a time so memory is read in order
 // (walking one narrow panel at a time would touch a new page for every k).
 // W is a compile-time constant so each panel row is a few vector moves, not a call.
-constexpr int kPrefetchRows = 6;
-
 template <int W>
 void copy_rows_block(const float* src, long ld, int nc, int kc, float* dst) {
   const int full = nc / W;
@@ -142,7 +195,11 @@ void copy_rows_block(const float* src, long ld, int nc, int kc, int width, float
     case 6:
       return copy_rows_block<6>(src, ld, nc, kc, dst);
     case 12:
+#if defined(__AVX512F__)
+      return copy_rows_block12(src, ld, nc, kc, dst);
+#else
       return copy_rows_block<12>(src, ld, nc, kc, dst);
+#endif
     case 16:
       return copy_rows_block<16>(src, ld, nc, kc, dst);
     case 32:

@@ -230,6 +230,11 @@ TEST_CASE("gemm edge cases: empty products, K = 0, more than one NC column block
   // N beyond one NC block (1024) with a thin M.
   check_all_paths({false, true, 7, 1100, 33, 1.0f, 0.0f, 1}, 9);
   check_all_paths({true, false, 3, 1030, 70, 1.0f, 1.0f, 0}, 10);
+  // op(B) too large to pack whole (1024 x 257 panels): with few rows it is packed per
+  // item and K block (K inner); with more rows than one block per thread, once per K
+  // block and shared (K outer, the BLIS order).
+  check_all_paths({true, false, 40, 1025, 257, 1.0f, 0.5f, 0, Activation::None, true}, 11);
+  check_all_paths({false, false, 390, 1025, 257, -1.0f, 0.0f, 3}, 12);
   // M = 0 or N = 0: nothing is touched.
   float c = 42.0f;
   const float a = 1.0f;
@@ -255,7 +260,9 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
       {false, true, 300, 96, 128, 1.0f, 0.5f, 5},                                // NT
       {true, false, 129, 257, 600, 0.5f, 1.0f, 0},                               // TN, 3 K blocks
       {true, true, 7, 1100, 300, 1.0f, 0.0f, 2, Activation::Relu, false},        // N split
-      {false, false, 40, 45, 200, 1.0f, 0.0f, 0}};  // just above the parallel threshold
+      {false, false, 40, 45, 200, 1.0f, 0.0f, 0},     // just above the parallel threshold
+      {false, false, 390, 1025, 257, 1.0f, 0.0f, 0},  // K outer at 1 thread, K inner at 2, 3
+      {true, false, 770, 200, 300, 1.0f, 0.0f, 0}};   // TN packed by the first column pass
   uint64_t seed = 1234;
   for (const Case& c : cases) {
     const Operands o = make_operands(c, seed++);

@@ -1,0 +1,277 @@
+// The packed GEMM loop nest, with OpenMP over output tiles. Two orders:
+//
+// K inner (the model's shapes: skinny N, or few rows with a long K). Work items are
+// an MC row block x a group of NR panels, taken dynamically; each item runs through
+// every K block, so its C block stays in L2 and no barrier is ever needed. op(B) is
+// packed whole once per thread when it fits the buffer, otherwise per item and K
+// block. op(A) is not packed ahead when the kernel can avoid it: row-major A is read
+// in place, and transposed A is packed by the first column pass's kernels as they
+// read it. A separate packing pass streams op(A) from L3 (~16 GB/s here) with the FMA
+// units idle: 10-15% of a 4096 x 128 x 512 TN product. (Prefetching the next block
+// into L2 from the driver between kernel calls measured 3% slower, not faster.)
+//
+// K outer (large square products, where re-packing op(B) per row block would cost
+// more): BLIS order, B packed once per K block and shared by the row blocks, with a
+// barrier between K blocks.
+//
+// Determinism: an element's value depends only on the K-block split and the
+// micro-kernel's k order, never on which thread computes its tile or on the order
+// chosen, so results are bit-identical for any thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+#include "gemm_internal.hpp"
+
+namespace attnfc::kernels::gemm_detail {
+namespace {
+
+// Floats in a thread's op(B) buffer: a kKc x kNc block, or the whole of op(B) for K
+// inner when it fits.
+constexpr long kBFloats = static_cast<long>(kKc) * kNc;
+
+// Per-thread packing buffers, cache-line aligned, sized for the largest block and
+// allocated on first use: steady-state calls make no heap allocation.
+class PackBuffers {
+ public:
+  PackBuffers() {
+    a_ = static_cast<float*>(std::aligned_alloc(64, kABytes));
+    b_ = static_cast<float*>(std::aligned_alloc(64, kBBytes));
+    if (!a_ || !b_) {
+      std::free(a_);
+      std::free(b_);
+      throw std::bad_alloc();
+    }
+  }
+  ~PackBuffers() {
+    std::free(a_);
+    std::free(b_);
+  }
+  PackBuffers(const PackBuffers&) = delete;
+  PackBuffers& operator=(const PackBuffers&) = delete;
+  float* a() const { return a_; }
+  float* b() const { return b_; }
+
+ private:
+  // 16 floats of slack for PackingTN kernels (see gemm_internal.hpp).
+  static constexpr size_t kABytes = sizeof(float) * (kMaxMc * kKc + 16);
+  static constexpr size_t kBBytes = sizeof(float) * kBFloats;
+  float* a_ = nullptr;
+  float* b_ = nullptr;
+};
+
+PackBuffers& thread_buffers() {
+  thread_local PackBuffers buffers;
+  return buffers;
+}
+
+inline int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+// Near-equal split of `units` into `parts` ranges: part i is [lo(i), lo(i + 1)).
+inline int split_point(int units, int parts, int i) {
+  return static_cast<int>(static_cast<long>(units) * i / parts);
+}
+
+// Runs `body(i)` for i in [0, n): shared among the team with a dynamic schedule when
+// called by every thread of a parallel region, serially otherwise. With `barrier` the
+// team waits for every item before returning.
+template <class Body>
+void team_for(bool team, int n, bool barrier, Body&& body) {
+  if (!team) {
+    for (int i = 0; i < n; ++i) body(i);
+  } else if (barrier) {
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < n; ++i) body(i);
+  } else {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int i = 0; i < n; ++i) body(i);
+  }
+}
+
+// How many groups of NR panels each row block is split into. Row blocks alone are
+// enough when there are about three per thread (dynamic balancing). Otherwise the
+// columns are split too, but every group repacks its row block's A, which costs about
+// 8 / (group width in columns) of the group's compute on AVX-512, so groups keep at
+// least kMinGroupPanels panels unless that would leave threads idle. The group count
+// is rounded to a multiple of the thread count so that shares come out equal.
+int column_groups(int n_mblocks, int n_panels, int threads) {
+  constexpr int kMinGroupPanels = 4;
+  if (threads <= 1 || n_mblocks >= 3 * threads) return 1;
+  const int for_balance = (3 * threads + n_mblocks - 1) / n_mblocks;
+  const int for_cheap_packing = std::max(1, n_panels / kMinGroupPanels);
+  const int for_no_idle = (threads + n_mblocks - 1) / n_mblocks;
+  int groups = std::min(for_balance, std::max(for_cheap_packing, for_no_idle));
+  groups = std::min(groups, n_panels);
+  if (groups >= threads) groups -= groups % threads;
+  return std::max(groups, 1);
+}
+
+// An item's share of the output: rows [ic, ic + mc) and columns [jc + jr0, jc + jr1).
+struct Block {
+  int ic, mc, jr0, jr1;
+};
+
+struct Grid {
+  int m_panels, n_mblocks, n_panels, n_groups;
+  Block block(int item, const KernelSpec& ks, int M, int nc) const {
+    const int mb = item / n_groups, g = item % n_groups;
+    const int ic = split_point(m_panels, n_mblocks, mb) * ks.mr;
+    return {ic, std::min(split_point(m_panels, n_mblocks, mb + 1) * ks.mr, M) - ic,
+            split_point(n_panels, n_groups, g) * ks.nr,
+            std::min(split_point(n_panels, n_groups, g + 1) * ks.nr, nc)};
+  }
+};
+
+// How an item reads op(A): packed per K block, or for whole panels of mr rows, in
+// place (row-major A) or in place while packing it during the first column pass
+// (transposed A); a last partial panel is always packed.
+enum class AMode { Packed, RowMajor, PackingTN };
+
+void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads, Grid grid) {
+  PackBuffers& buf = thread_buffers();
+  const int nkb = ceil_div(p.K, kKc);
+  AMode amode = AMode::Packed;
+  if (!p.transA && ks.direct_a) amode = AMode::RowMajor;
+  if (p.transA && ks.packing_tn) amode = AMode::PackingTN;
+  for (int jc = 0; jc < p.N; jc += kNc) {
+    const int nc = std::min(kNc, p.N - jc);
+    grid.n_panels = ceil_div(nc, ks.nr);
+    grid.n_groups = column_groups(grid.n_mblocks, grid.n_panels, threads);
+    const long nc_pad = static_cast<long>(grid.n_panels) * ks.nr;
+    const bool whole_b = nc_pad * p.K <= kBFloats;
+    bool have_b = false;
+    team_for(team, grid.n_mblocks * grid.n_groups, false, [&](int item) {
+      const Block blk = grid.block(item, ks, p.M, nc);
+      if (whole_b && !have_b) {
+        for (int kb = 0; kb < nkb; ++kb) {
+          const int k0 = split_point(p.K, nkb, kb), k1 = split_point(p.K, nkb, kb + 1);
+          pack_b(p.transB, p.B, p.ldb, k0, k1 - k0, jc, nc, ks.nr, buf.b() + k0 * nc_pad);
+        }
+        have_b = true;
+      }
+      // Panels of rows [0, full_rows) are read in place; the rest is packed.
+      const int full_rows = amode == AMode::Packed ? 0 : blk.mc / ks.mr * ks.mr;
+      for (int kb = 0; kb < nkb; ++kb) {
+        const int k0 = split_point(p.K, nkb, kb);
+        const int kc = split_point(p.K, nkb, kb + 1) - k0;
+        const float* b_origin = buf.b() + k0 * nc_pad;
+        if (!whole_b) {
+          pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
+          b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+        }
+        // PackingTN packs the partial panel when the first pass reaches it, after the
+        // full panel before it has spilled its slack lanes there.
+        auto pack_rest = [&] {
+          if (full_rows < blk.mc) {
+            pack_a(p.transA, p.A, p.lda, blk.ic + full_rows, blk.mc - full_rows, k0, kc, ks.mr,
+                   buf.a() + static_cast<long>(full_rows) * kc);
+          }
+        };
+        if (amode != AMode::PackingTN) pack_rest();
+        for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
+          const float* pb = b_origin + static_cast<long>(jr) * kc;
+          const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
+          const bool first_pass = jr == blk.jr0;
+          for (int ir = 0; ir < blk.mc; ir += ks.mr) {
+            const TileStore st{p.C + static_cast<long>(blk.ic + ir) * p.ldc + jc + jr,
+                               p.ldc,
+                               std::min(ks.mr, blk.mc - ir),
+                               std::min(ks.nr, nc - jr),
+                               p.alpha,
+                               p.beta,
+                               kb == 0,
+                               kb == nkb - 1,
+                               bias,
+                               p.ep.act};
+            float* pa = buf.a() + static_cast<long>(ir) * kc;
+            if (ir < full_rows && amode == AMode::RowMajor) {
+              ks.direct_a(kc, p.A + static_cast<long>(blk.ic + ir) * p.lda + k0, p.lda, pb, st);
+            } else if (ir < full_rows && first_pass) {
+              ks.packing_tn(kc, p.A + static_cast<long>(k0) * p.lda + blk.ic + ir, p.lda, pa, pb,
+                            st);
+            } else {
+              if (ir == full_rows && first_pass && amode == AMode::PackingTN) pack_rest();
+              ks.kernel(kc, pa, pb, st);
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+// BLIS order: each thread packs the B panels it needs into its own buffer (no barrier
+// for sharing, which matters on a shared machine where a barrier waits for the
+// slowest, possibly descheduled, thread); the only barriers are between K blocks (the
+// next K block of a C tile must see the previous one's stores).
+void gemm_k_outer(const KernelSpec& ks, const Problem& p, bool team, int threads, Grid grid) {
+  PackBuffers& buf = thread_buffers();
+  const int nkb = ceil_div(p.K, kKc);
+  for (int jc = 0; jc < p.N; jc += kNc) {
+    const int nc = std::min(kNc, p.N - jc);
+    grid.n_panels = ceil_div(nc, ks.nr);
+    grid.n_groups = column_groups(grid.n_mblocks, grid.n_panels, threads);
+    for (int kb = 0; kb < nkb; ++kb) {
+      const int k0 = split_point(p.K, nkb, kb);
+      const int kc = split_point(p.K, nkb, kb + 1) - k0;
+      bool have_full_b = false;  // this thread's B buffer holds all nc columns of this block
+      team_for(team, grid.n_mblocks * grid.n_groups, kb + 1 < nkb, [&](int item) {
+        const Block blk = grid.block(item, ks, p.M, nc);
+        // b_origin + jr * kc is the packed panel of column jr (relative to jc).
+        const float* b_origin = buf.b();
+        if (grid.n_groups == 1) {
+          if (!have_full_b) pack_b(p.transB, p.B, p.ldb, k0, kc, jc, nc, ks.nr, buf.b());
+          have_full_b = true;
+        } else {
+          pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
+          b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+        }
+        pack_a(p.transA, p.A, p.lda, blk.ic, blk.mc, k0, kc, ks.mr, buf.a());
+        for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
+          const float* pb = b_origin + static_cast<long>(jr) * kc;
+          const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
+          for (int ir = 0; ir < blk.mc; ir += ks.mr) {
+            const TileStore st{p.C + static_cast<long>(blk.ic + ir) * p.ldc + jc + jr,
+                               p.ldc,
+                               std::min(ks.mr, blk.mc - ir),
+                               std::min(ks.nr, nc - jr),
+                               p.alpha,
+                               p.beta,
+                               kb == 0,
+                               kb == nkb - 1,
+                               bias,
+                               p.ep.act};
+            ks.kernel(kc, buf.a() + static_cast<long>(ir) * kc, pb, st);
+          }
+        }
+      });
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_packed(const KernelSpec& ks, const Problem& p, bool team, int threads) {
+  Grid grid{};
+  grid.m_panels = ceil_div(p.M, ks.mr);
+  grid.n_mblocks = ceil_div(grid.m_panels, kMc / ks.mr);
+  // Few rows: one row block per thread (up to kMaxMc rows), so op(B), re-packed for
+  // every row block when it does not fit whole, is packed as few times as possible.
+  if (p.M <= kMaxMc * threads) grid.n_mblocks = std::min(threads, grid.m_panels);
+  // K inner re-packs a too-large op(B) once per row block; with several row blocks per
+  // thread, sharing each packed B block (K outer) is cheaper.
+  const long nc_pad = static_cast<long>(ceil_div(std::min(p.N, kNc), ks.nr)) * ks.nr;
+  const bool whole_b = nc_pad * p.K <= kBFloats;
+  if (whole_b || grid.n_mblocks <= threads) {
+    gemm_k_inner(ks, p, team, threads, grid);
+  } else {
+    gemm_k_outer(ks, p, team, threads, grid);
+  }
+}
+
+}  // namespace attnfc::kernels::gemm_detail
