@@ -6,7 +6,7 @@
 #include "attnfc/autograd/engine.hpp"
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/kernels/activation.hpp"
-#include "attnfc/kernels/random.hpp"
+#include "attnfc/kernels/dropout.hpp"
 #include "strided.hpp"
 
 namespace attnfc::ag {
@@ -252,17 +252,25 @@ Tensor unary(const Tensor& x_in, UnOp op, float s, const char* name) {
 }
 
 // ---------------------------------------------------------------- dropout
-// keep(i) = random_uniform(seed, i) >= p; y = x * keep / (1 - p). The mask is
-// recomputed in the backward from (seed, i) instead of being stored.
-// iarg[0]: seed (bit pattern); farg[0]: p.
+// keep(i) = random_uniform(seed, i) >= p; y = [r +] x * keep / (1 - p). The mask is
+// recomputed in the backward from (seed, i) (kernels/dropout.hpp) instead of being
+// stored. iarg[0]: seed (bit pattern); farg[0]: p; in[1]: the residual r of add_dropout.
 void dropout_backward(const TensorNode& n) {
-  const uint64_t seed = static_cast<uint64_t>(n.iarg[0]);
-  const float p = n.farg[0], inv_keep = 1.0f / (1.0f - p);
   const float* dy = n.out.grad();
-  float* dx = n.in[0].grad();
-  detail::flat_loop(n.out.numel(), [&](int64_t i) {
-    if (kernels::random_uniform(seed, static_cast<uint64_t>(i)) >= p) dx[i] += dy[i] * inv_keep;
-  });
+  if (n.in[0].requires_grad()) {
+    kernels::dropout_backward(dy, n.in[0].grad(), n.out.numel(), static_cast<uint64_t>(n.iarg[0]),
+                              n.farg[0]);
+  }
+  if (n.in[1].defined() && n.in[1].requires_grad()) {
+    float* dr = n.in[1].grad();
+    detail::flat_loop(n.out.numel(), [&](int64_t i) { dr[i] += dy[i]; });
+  }
+}
+
+void check_p(float p, const char* name) {
+  if (!(p >= 0.0f && p <= 1.0f)) {
+    op_error(name, "probability must be in [0, 1], got " + std::to_string(p));
+  }
 }
 }  // namespace
 
@@ -304,26 +312,40 @@ Tensor sqrt(const Tensor& x) {
 }
 
 Tensor dropout(const Tensor& x_in, float p, uint64_t seed, bool training) {
-  if (!(p >= 0.0f && p <= 1.0f)) {
-    op_error("dropout", "probability must be in [0, 1], got " + std::to_string(p));
-  }
+  check_p(p, "dropout");
   if (!training || p == 0.0f) return x_in;
   const Tensor x = x_in.contiguous();
   TensorNode* node;
   Tensor y = make_output(x.shape(), "dropout", dropout_backward, {&x}, &node);
-  const float* xd = x.data();
   float* yd = y.data();
   if (p == 1.0f) {
     std::fill(yd, yd + y.numel(), 0.0f);  // everything dropped; the gradient is zero too
     if (node) node->backward = nullptr;
     return y;
   }
-  const float inv_keep = 1.0f / (1.0f - p);
-  detail::flat_loop(x.numel(), [&](int64_t i) {
-    yd[i] = kernels::random_uniform(seed, static_cast<uint64_t>(i)) >= p ? xd[i] * inv_keep : 0.0f;
-  });
+  kernels::dropout_forward(x.data(), nullptr, yd, x.numel(), seed, p);
   if (node) {
     node->in[0] = x;
+    node->iarg[0] = static_cast<int64_t>(seed);
+    node->farg[0] = p;
+  }
+  return y;
+}
+
+Tensor add_dropout(const Tensor& r_in, const Tensor& x_in, float p, uint64_t seed, bool training) {
+  check_p(p, "add_dropout");
+  if (!(r_in.shape() == x_in.shape())) {
+    op_error("add_dropout",
+             "residual " + r_in.shape().str() + " and input " + x_in.shape().str() + " differ");
+  }
+  if (!training || p == 0.0f || p == 1.0f) return add(r_in, dropout(x_in, p, seed, training));
+  const Tensor r = r_in.contiguous(), x = x_in.contiguous();
+  TensorNode* node;
+  Tensor y = make_output(x.shape(), "add_dropout", dropout_backward, {&x, &r}, &node);
+  kernels::dropout_forward(x.data(), r.data(), y.data(), x.numel(), seed, p);
+  if (node) {
+    node->in[0] = x;
+    node->in[1] = r;
     node->iarg[0] = static_cast<int64_t>(seed);
     node->farg[0] = p;
   }

@@ -6,21 +6,16 @@
 
 namespace attnfc::kernels {
 
-namespace {
-// The splitmix64 finaliser: a bijection on 64 bits with full avalanche.
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-}  // namespace
-
 uint64_t random_bits(uint64_t seed, uint64_t counter) {
   // Element `counter` of the splitmix64 stream that starts at state mix64(seed):
   // nearby seeds start at unrelated states, and consecutive counters are decorrelated
   // by the finaliser.
-  return mix64(mix64(seed ^ kGolden) + (counter + 1) * kGolden);
+  return counter_bits(seed_state(seed), counter);
+}
+
+uint32_t uniform_threshold24(float p) {
+  // p * 2^24 is exact in double; k * 2^-24 >= p  <=>  k >= p * 2^24.
+  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
 }
 
 float random_uniform(uint64_t seed, uint64_t counter) {

@@ -54,6 +54,9 @@ Tensor layernorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float
 // Inverted dropout with a counter-based mask: element i is kept with probability
 // 1 - p using random_uniform(seed, i). Identity when !training or p == 0.
 Tensor dropout(const Tensor& x, float p, uint64_t seed, bool training);
+// residual + dropout(x, p, seed, training) in one op (same values): the dropped-out
+// tensor is never stored, which saves one activation per residual branch.
+Tensor add_dropout(const Tensor& residual, const Tensor& x, float p, uint64_t seed, bool training);
 
 // Fused scaled-dot-product attention (kernels::attention_forward). q [B, H, Lq, D],
 // k and v [B, H, Lk, D]; any strides with a unit stride along D (views of a packed
