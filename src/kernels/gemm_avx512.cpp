@@ -145,15 +145,28 @@ enum class AFrom {
               // also copied to the packed panel (first column pass packs as it goes)
 };
 
-// Rows of transposed A that PackingTN prefetches ahead: each k is a new row, often a
-// new page, which the hardware prefetcher does not follow, and packing separately
-// from L3 ran at ~16 GB/s, exposed; fetched ahead, the loads overlap the FMAs.
-constexpr int kAheadTN = 24;
+// Rows that the packing forms prefetch ahead: each k is a new row of the source, often
+// a new page, which the hardware prefetcher does not follow; packing separately from
+// L3 ran at ~16 GB/s with the FMA units idle, while fetched ahead inside the kernel
+// the loads overlap the FMAs.
+constexpr int kAhead = 24;
 
-// Every form performs the same FMAs in the same k order, so all give identical results.
-template <AFrom kFrom>
-void kernel_12x32(int kc, const float* a, long lda, float* pack_out, const float* pb,
-                  const TileStore& st) {
+// Prefetches `bytes` (<= 128) at p + kAhead rows of `ld` floats. Integer address: rows
+// past the operand's end may be prefetched, but not formed as pointers.
+inline void prefetch_ahead(const float* p, long ld, int bytes) {
+  const uintptr_t ahead = reinterpret_cast<uintptr_t>(p) + kAhead * ld * sizeof(float);
+  _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+  if (bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(ahead + bytes - 4), _MM_HINT_T0);
+}
+
+// The general 12 x 32 kernel. op(A) comes from kFrom; op(B) from the packed panel b,
+// or with kPackB from row-major B in place (row k of the panel is b + k * ldb), copied
+// to the packed panel b_out as it goes. Every form performs the same FMAs in the same
+// k order, so all give identical results.
+template <AFrom kFrom, bool kPackB>
+void kernel_12x32(int kc, const float* a, long lda, float* a_out, const float* b, long ldb,
+                  float* b_out, const TileStore& st) {
   prefetch_tile(st);
   __m512 c0[kMr], c1[kMr];
 #pragma GCC unroll 12
@@ -166,18 +179,27 @@ void kernel_12x32(int kc, const float* a, long lda, float* pack_out, const float
   const float* rows[4] = {a, a + 3 * lda, a + 6 * lda, a + 9 * lda};
 #pragma GCC unroll 2
   for (int k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(pb);
-    const __m512 b1 = _mm512_load_ps(pb + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(pb + 8 * kNr), _MM_HINT_T0);
+    __m512 b0, b1;
+    if constexpr (kPackB) {
+      prefetch_ahead(b, ldb, kNr * sizeof(float));
+      b0 = _mm512_loadu_ps(b);
+      b1 = _mm512_loadu_ps(b + 16);
+      _mm512_store_ps(b_out, b0);
+      _mm512_store_ps(b_out + 16, b1);
+      b += ldb;
+      b_out += kNr;
+    } else {
+      b0 = _mm512_load_ps(b);
+      b1 = _mm512_load_ps(b + 16);
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * kNr), _MM_HINT_T0);
+      b += kNr;
+    }
     if constexpr (kFrom == AFrom::PackingTN) {
-      // Integer address: rows past the operand's end may be prefetched, not formed.
-      const uintptr_t ahead = reinterpret_cast<uintptr_t>(a) + kAheadTN * lda * sizeof(float);
-      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + 44), _MM_HINT_T0);
+      prefetch_ahead(a, lda, kMr * sizeof(float));
       // A full-width store: its four extra lanes land in the next k's slot (rewritten
       // next) or, after the last k, in the buffer's slack.
-      _mm512_storeu_ps(pack_out, _mm512_maskz_loadu_ps(0x0FFF, a));
-      pack_out += kMr;
+      _mm512_storeu_ps(a_out, _mm512_maskz_loadu_ps(0x0FFF, a));
+      a_out += kMr;
     }
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q) {
@@ -197,26 +219,39 @@ void kernel_12x32(int kc, const float* a, long lda, float* pack_out, const float
     }
     if constexpr (kFrom == AFrom::Packed) a += kMr;
     if constexpr (kFrom == AFrom::PackingTN) a += lda;
-    pb += kNr;
   }
   store_tile(c0, c1, st);
 }
 
 void kernel_packed(int kc, const float* pa, const float* pb, const TileStore& st) {
-  kernel_12x32<AFrom::Packed>(kc, pa, 0, nullptr, pb, st);
+  kernel_12x32<AFrom::Packed, false>(kc, pa, 0, nullptr, pb, 0, nullptr, st);
 }
 void kernel_row_major_a(int kc, const float* a, long lda, const float* pb, const TileStore& st) {
-  kernel_12x32<AFrom::RowMajor>(kc, a, lda, nullptr, pb, st);
+  kernel_12x32<AFrom::RowMajor, false>(kc, a, lda, nullptr, pb, 0, nullptr, st);
 }
 void kernel_packing_tn(int kc, const float* a, long lda, float* pa, const float* pb,
                        const TileStore& st) {
-  kernel_12x32<AFrom::PackingTN>(kc, a, lda, pa, pb, st);
+  kernel_12x32<AFrom::PackingTN, false>(kc, a, lda, pa, pb, 0, nullptr, st);
+}
+void kernel_packing_b(int kc, const float* pa, long, const float* b, long ldb, float* pb,
+                      const TileStore& st) {
+  kernel_12x32<AFrom::Packed, true>(kc, pa, 0, nullptr, b, ldb, pb, st);
+}
+void kernel_row_major_a_packing_b(int kc, const float* a, long lda, const float* b, long ldb,
+                                  float* pb, const TileStore& st) {
+  kernel_12x32<AFrom::RowMajor, true>(kc, a, lda, nullptr, b, ldb, pb, st);
 }
 
 }  // namespace
 
 KernelSpec avx512_spec() {
-  return {kMr, kNr, &kernel_packed, &kernel_row_major_a, &kernel_packing_tn};
+  return {kMr,
+          kNr,
+          &kernel_packed,
+          &kernel_row_major_a,
+          &kernel_packing_tn,
+          &kernel_packing_b,
+          &kernel_row_major_a_packing_b};
 }
 
 }  // namespace attnfc::kernels::gemm_detail

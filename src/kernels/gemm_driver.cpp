@@ -6,9 +6,10 @@
 // packed whole once per thread when it fits the buffer, otherwise per item and K
 // block. op(A) is not packed ahead when the kernel can avoid it: row-major A is read
 // in place, and transposed A is packed by the first column pass's kernels as they
-// read it. A separate packing pass streams op(A) from L3 (~16 GB/s here) with the FMA
-// units idle: 10-15% of a 4096 x 128 x 512 TN product. (Prefetching the next block
-// into L2 from the driver between kernel calls measured 3% slower, not faster.)
+// read it; likewise row-major op(B), when packed per K block, by the first row pass.
+// A separate packing pass streams its operand from L3 (~16 GB/s here) with the FMA
+// units idle: 10-15% of a 4096 x 128 x 512 or a 128 x 512 x 4096 TN product. (Prefetching the next
+// block into L2 from the driver between kernel calls measured 3% slower, not faster.)
 //
 // K outer (large square products, where re-packing op(B) per row block would cost
 // more): BLIS order, B packed once per K block and shared by the row blocks, with a
@@ -144,6 +145,9 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
     grid.n_groups = column_groups(grid.n_mblocks, grid.n_panels, threads);
     const long nc_pad = static_cast<long>(grid.n_panels) * ks.nr;
     const bool whole_b = nc_pad * p.K <= kBFloats;
+    // Row-major op(B) packed per K block is packed by the kernels as they read it.
+    const bool fuse_b = !whole_b && !p.transB && ks.packing_b &&
+                        (amode != AMode::RowMajor || ks.direct_a_packing_b);
     bool have_b = false;
     team_for(team, grid.n_mblocks * grid.n_groups, false, [&](int item) {
       const Block blk = grid.block(item, ks, p.M, nc);
@@ -161,8 +165,20 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
         const int kc = split_point(p.K, nkb, kb + 1) - k0;
         const float* b_origin = buf.b() + k0 * nc_pad;
         if (!whole_b) {
-          pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
           b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+          if (!fuse_b) {
+            pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
+          } else {
+            // The first panel (its kernels may be packing A) and a partial last one are
+            // packed here; the first row panel's kernel packs every other one.
+            pack_b(false, p.B, p.ldb, k0, kc, jc + blk.jr0, std::min(ks.nr, blk.jr1 - blk.jr0),
+                   ks.nr, buf.b());
+            const int jl = blk.jr0 + (blk.jr1 - blk.jr0 - 1) / ks.nr * ks.nr;
+            if (jl != blk.jr0 && blk.jr1 - jl < ks.nr) {
+              pack_b(false, p.B, p.ldb, k0, kc, jc + jl, blk.jr1 - jl, ks.nr,
+                     buf.b() + static_cast<long>(jl - blk.jr0) * kc);
+            }
+          }
         }
         // PackingTN packs the partial panel when the first pass reaches it, after the
         // full panel before it has spilled its slack lanes there.
@@ -189,7 +205,16 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
                                bias,
                                p.ep.act};
             float* pa = buf.a() + static_cast<long>(ir) * kc;
-            if (ir < full_rows && amode == AMode::RowMajor) {
+            if (ir == 0 && fuse_b && !first_pass && jr + ks.nr <= blk.jr1) {
+              const float* b = p.B + static_cast<long>(k0) * p.ldb + jc + jr;
+              float* pb_out = buf.b() + static_cast<long>(jr - blk.jr0) * kc;
+              if (full_rows > 0 && amode == AMode::RowMajor) {
+                ks.direct_a_packing_b(kc, p.A + static_cast<long>(blk.ic) * p.lda + k0, p.lda, b,
+                                      p.ldb, pb_out, st);
+              } else {
+                ks.packing_b(kc, pa, 0, b, p.ldb, pb_out, st);
+              }
+            } else if (ir < full_rows && amode == AMode::RowMajor) {
               ks.direct_a(kc, p.A + static_cast<long>(blk.ic + ir) * p.lda + k0, p.lda, pb, st);
             } else if (ir < full_rows && first_pass) {
               ks.packing_tn(kc, p.A + static_cast<long>(k0) * p.lda + blk.ic + ir, p.lda, pa, pb,
@@ -260,14 +285,16 @@ void gemm_packed(const KernelSpec& ks, const Problem& p, bool team, int threads)
   Grid grid{};
   grid.m_panels = ceil_div(p.M, ks.mr);
   grid.n_mblocks = ceil_div(grid.m_panels, kMc / ks.mr);
-  // Few rows: one row block per thread (up to kMaxMc rows), so op(B), re-packed for
-  // every row block when it does not fit whole, is packed as few times as possible.
-  if (p.M <= kMaxMc * threads) grid.n_mblocks = std::min(threads, grid.m_panels);
+  const int n_panels = ceil_div(std::min(p.N, kNc), ks.nr);
+  const long nc_pad = static_cast<long>(n_panels) * ks.nr;
+  const bool whole_b = nc_pad * p.K <= kBFloats;
+  // Few rows: one row block per thread (up to kMaxMc rows), so that op(B), re-read for
+  // every row block when it does not fit whole, is read as few times as possible.
+  const bool few_rows = p.M <= kMaxMc * threads;
+  if (few_rows) grid.n_mblocks = std::min(threads, grid.m_panels);
   // K inner re-packs a too-large op(B) once per row block; with several row blocks per
   // thread, sharing each packed B block (K outer) is cheaper.
-  const long nc_pad = static_cast<long>(ceil_div(std::min(p.N, kNc), ks.nr)) * ks.nr;
-  const bool whole_b = nc_pad * p.K <= kBFloats;
-  if (whole_b || grid.n_mblocks <= threads) {
+  if (whole_b || few_rows) {
     gemm_k_inner(ks, p, team, threads, grid);
   } else {
     gemm_k_outer(ks, p, team, threads, grid);

@@ -41,12 +41,20 @@ using DirectAKernel = void (*)(int kc, const float* a, long lda, const float* pb
 using PackingTNKernel = void (*)(int kc, const float* a, long lda, float* pa, const float* pb,
                                  const TileStore& st);
 
+// Row-major op(B) read in place (row k of the panel is b + k * ldb, all nr columns
+// present) and copied to the packed panel pb as it goes; op(A) packed (lda ignored) or,
+// for the row-major form, read in place as by DirectAKernel.
+using PackingBKernel = void (*)(int kc, const float* a, long lda, const float* b, long ldb,
+                                float* pb, const TileStore& st);
+
 struct KernelSpec {
   int mr;
   int nr;
   MicroKernel kernel;
   DirectAKernel direct_a = nullptr;      // null: row-major op(A) is packed
   PackingTNKernel packing_tn = nullptr;  // null: transposed op(A) is packed beforehand
+  PackingBKernel packing_b = nullptr;    // null: op(B) is packed beforehand
+  PackingBKernel direct_a_packing_b = nullptr;
 };
 
 // Blocking: K is cut into near-equal blocks of at most kKc (the split depends only
