@@ -18,13 +18,19 @@ namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMinBlock = size_t{1} << 20;
 
+// Blocks with a bump cursor. A step that outgrew one block (the first steps grow by
+// doubling) is consolidated at reset() into a single block of its peak size, so the
+// steady state holds exactly what a step needs in one block and allocates nothing.
 class Arena {
  public:
-  ~Arena() {
-    for (const Block& b : blocks_) ::operator delete(b.ptr, std::align_val_t(kAlign));
-  }
+  struct Mark {
+    size_t current, offset, used;
+  };
+  ~Arena() { release(); }
   void* alloc(size_t bytes) {
     bytes = std::max<size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    used_ += bytes;
+    peak_ = std::max(peak_, used_);
     // Same request sequence as the previous step -> the same blocks, in order.
     while (current_ < blocks_.size()) {
       Block& b = blocks_[current_];
@@ -37,16 +43,26 @@ class Arena {
       offset_ = 0;
     }
     const size_t last = blocks_.empty() ? 0 : blocks_.back().capacity;
-    const size_t capacity = std::max({bytes, kMinBlock, 2 * last});
-    auto* ptr = static_cast<std::byte*>(::operator new(capacity, std::align_val_t(kAlign)));
-    blocks_.push_back(Block{ptr, capacity});
-    current_ = blocks_.size() - 1;
+    add_block(std::max({bytes, kMinBlock, 2 * last}));
     offset_ = bytes;
-    return ptr;
+    return blocks_.back().ptr;
+  }
+  Mark mark() const { return Mark{current_, offset_, used_}; }
+  void rewind(const Mark& m) {
+    current_ = m.current;
+    offset_ = m.offset;
+    used_ = m.used;
   }
   void reset() {
+    if (blocks_.size() > 1) {
+      // Every request of the last step (in order) fits in peak_ contiguous bytes.
+      release();
+      add_block(std::max(peak_, kMinBlock));
+    }
     current_ = 0;
     offset_ = 0;
+    used_ = 0;
+    peak_ = 0;
   }
   size_t reserved() const {
     size_t total = 0;
@@ -59,17 +75,62 @@ class Arena {
     std::byte* ptr;
     size_t capacity;
   };
+  void add_block(size_t capacity) {
+    auto* ptr = static_cast<std::byte*>(::operator new(capacity, std::align_val_t(kAlign)));
+    blocks_.push_back(Block{ptr, capacity});
+    current_ = blocks_.size() - 1;
+  }
+  void release() {
+    for (const Block& b : blocks_) ::operator delete(b.ptr, std::align_val_t(kAlign));
+    blocks_.clear();
+  }
   std::vector<Block> blocks_;
   size_t current_ = 0;
   size_t offset_ = 0;
+  size_t used_ = 0;  // bytes handed out since reset (what one contiguous block would need)
+  size_t peak_ = 0;  // the most used_ has been since reset (scratch rewinds)
+};
+
+// One buffer that only grows (at the start of a backward, when nothing lives in it).
+class GradRegion {
+ public:
+  ~GradRegion() { ::operator delete(ptr_, std::align_val_t(kAlign)); }
+  float* reserve(size_t floats) {
+    if (floats > capacity_) {
+      ::operator delete(ptr_, std::align_val_t(kAlign));
+      ptr_ = static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t(kAlign)));
+      capacity_ = floats;
+    }
+    return ptr_;
+  }
+  size_t bytes() const { return capacity_ * sizeof(float); }
+
+ private:
+  float* ptr_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 thread_local Graph* t_graph = nullptr;
 thread_local bool t_grad_enabled = true;
+
+// A backward whose output gradient nobody wrote has nothing to propagate (it is zero).
+bool active(const TensorNode& node) {
+  const GradSlot* s = node.out.grad_slot();
+  return !s || s->first_use >= 0;
+}
+
+template <class F>
+void for_each_input(const TensorNode& node, F&& f) {
+  for (const Tensor& t : node.in) f(t);
+  for (int i = 0; i < node.num_parts; ++i) f(node.parts[i]);
+}
 }  // namespace
 
 struct Graph::Impl {
   Arena arena;
+  Arena scratch;
+  GradRegion grads;
+  float* grad_base = nullptr;
   std::vector<TensorNode*> tape;
   bool backward_done = false;
 };
@@ -84,6 +145,7 @@ Graph::~Graph() {
 void Graph::reset() {
   impl_->tape.clear();  // keeps capacity
   impl_->arena.reset();
+  impl_->scratch.reset();
   impl_->backward_done = false;
 }
 
@@ -105,17 +167,90 @@ void Graph::backward(const Tensor& loss) {
         "again before the next backward");
   }
   impl_->backward_done = true;
+  GraphScope scope(*this);  // backwards allocate scratch from this graph
+  std::vector<TensorNode*>& tape = impl_->tape;
+  const int n = static_cast<int>(tape.size());
+  plan_gradients(tape.data(), n, loss);
+  if (GradSlot* s = loss.grad_slot()) materialise(s);
   loss.grad()[0] = 1.0f;
   // The tape is in execution order, which is a topological order: replaying it in
   // reverse finishes every consumer of a tensor before that tensor's own backward.
-  for (auto it = impl_->tape.rbegin(); it != impl_->tape.rend(); ++it) {
-    const TensorNode& n = **it;
-    if (n.backward) n.backward(n);
+  for (int k = n - 1; k >= 0; --k) {
+    TensorNode& node = *tape[k];
+    if (!node.backward || !active(node)) continue;
+    for_each_input(node, [&](const Tensor& t) {
+      GradSlot* s = t.grad_slot();
+      if (s && s->first_use == k && !s->data) materialise(s);
+    });
+    {
+      ScratchScope scope;
+      node.backward(node);
+    }
+    if (node.out.grad_slot() == &node.grad) node.grad.data = nullptr;  // consumed
   }
 }
 
+// Liveness in replay order: a slot is live from the first backward that writes it
+// (first_use) down to its own op's backward (produced). Intervals that overlap get
+// disjoint ranges of the gradient region: greedy, largest first, lowest offset that fits.
+void Graph::plan_gradients(TensorNode* const* tape, int n, const Tensor& loss) {
+  for (int k = 0; k < n; ++k) {
+    GradSlot& s = tape[k]->grad;
+    s.data = nullptr;
+    s.produced = k;
+    s.first_use = -1;
+  }
+  if (GradSlot* s = loss.grad_slot()) s->first_use = n;
+  for (int k = n - 1; k >= 0; --k) {
+    const TensorNode& node = *tape[k];
+    if (!node.backward || !active(node)) continue;
+    for_each_input(node, [&](const Tensor& t) {
+      GradSlot* s = t.grad_slot();
+      if (s && s->first_use < 0) s->first_use = k;
+    });
+  }
+  Arena& scratch = impl_->scratch;
+  const Arena::Mark mark = scratch.mark();
+  auto* live = static_cast<GradSlot**>(scratch.alloc(sizeof(GradSlot*) * (n + 1)));
+  auto* placed = static_cast<GradSlot**>(scratch.alloc(sizeof(GradSlot*) * (n + 1)));
+  int count = 0;
+  for (int k = 0; k < n; ++k) {
+    GradSlot& s = tape[k]->grad;
+    if (s.first_use >= 0 && s.numel > 0) live[count++] = &s;
+  }
+  const auto floats = [](const GradSlot* s) { return (s->numel + 15) / 16 * 16; };
+  std::sort(live, live + count, [&](const GradSlot* a, const GradSlot* b) {
+    return floats(a) != floats(b) ? floats(a) > floats(b) : a->produced < b->produced;
+  });
+  int64_t total = 0;
+  int num_placed = 0;  // kept sorted by offset
+  for (int i = 0; i < count; ++i) {
+    GradSlot* s = live[i];
+    int64_t offset = 0;
+    for (int j = 0; j < num_placed; ++j) {
+      const GradSlot* o = placed[j];
+      const bool overlap = o->produced <= s->first_use && s->produced <= o->first_use;
+      if (!overlap) continue;
+      if (o->offset - offset >= floats(s)) break;  // fits in the gap before o
+      offset = std::max(offset, o->offset + floats(o));
+    }
+    s->offset = offset;
+    total = std::max(total, offset + floats(s));
+    int j = num_placed++;
+    for (; j > 0 && placed[j - 1]->offset > offset; --j) placed[j] = placed[j - 1];
+    placed[j] = s;
+  }
+  scratch.rewind(mark);
+  impl_->grad_base = impl_->grads.reserve(static_cast<size_t>(total));
+}
+
+void Graph::materialise(GradSlot* s) {
+  s->data = impl_->grad_base + s->offset;
+  std::memset(s->data, 0, static_cast<size_t>(s->numel) * sizeof(float));
+}
+
 size_t Graph::bytes_reserved() const {
-  return impl_->arena.reserved();
+  return impl_->arena.reserved() + impl_->scratch.reserved() + impl_->grads.bytes();
 }
 size_t Graph::nodes() const {
   return impl_->tape.size();
@@ -163,6 +298,24 @@ float* arena_zeros(int64_t n) {
   std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
   return p;
 }
+float* scratch_floats(int64_t n) {
+  return static_cast<float*>(
+      current_graph().impl()->scratch.alloc(static_cast<size_t>(n) * sizeof(float)));
+}
+float* scratch_zeros(int64_t n) {
+  float* p = scratch_floats(n);
+  std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+  return p;
+}
+ScratchScope::ScratchScope() {
+  const auto m = current_graph().impl()->scratch.mark();
+  mark_[0] = m.current;
+  mark_[1] = m.offset;
+  mark_[2] = m.used;
+}
+ScratchScope::~ScratchScope() {
+  if (t_graph) t_graph->impl()->scratch.rewind(Arena::Mark{mark_[0], mark_[1], mark_[2]});
+}
 
 bool should_record(std::initializer_list<const Tensor*> inputs) {
   if (!t_grad_enabled) return false;
@@ -186,13 +339,11 @@ Tensor make_output(const Shape& s, const char* op, BackwardFn backward,
   const int64_t n = s.numel();
   float* data = arena_floats(n);
   *node = nullptr;
-  float* grad = nullptr;
-  if (should_record(inputs)) {
-    grad = arena_zeros(n);
-    *node = record_node(op, backward);
-  }
-  Tensor out(s, contiguous_strides(s), data, grad, *node);
-  if (*node) (*node)->out = out;
+  if (!should_record(inputs)) return Tensor(s, contiguous_strides(s), data, nullptr, nullptr);
+  *node = record_node(op, backward);
+  (*node)->grad.numel = n;
+  Tensor out(s, contiguous_strides(s), data, &(*node)->grad, 0, *node);
+  (*node)->out = out;
   return out;
 }
 

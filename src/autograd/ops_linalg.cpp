@@ -108,13 +108,13 @@ void linear_backward(const TensorNode& n) {
   const float* dY = n.out.grad();
   const float* dZ = dY;
   if (act == kernels::Activation::Relu) {
-    float* t = arena_floats(static_cast<int64_t>(M) * out_f);
+    float* t = scratch_floats(static_cast<int64_t>(M) * out_f);
     const float* y = n.out.data();
     detail::flat_loop(static_cast<int64_t>(M) * out_f,
                       [&](int64_t i) { t[i] = y[i] > 0.0f ? dY[i] : 0.0f; });
     dZ = t;
   } else if (act == kernels::Activation::GeluTanh || act == kernels::Activation::GeluErf) {
-    float* t = arena_zeros(static_cast<int64_t>(M) * out_f);
+    float* t = scratch_zeros(static_cast<int64_t>(M) * out_f);
     kernels::gelu_backward(n.saved[0], dY, t, static_cast<int64_t>(M) * out_f,
                            act == kernels::Activation::GeluTanh);
     dZ = t;

@@ -43,7 +43,7 @@ void layernorm_backward(const TensorNode& n) {
   const int C = static_cast<int>(x.size(-1));
   const int rows = C > 0 ? static_cast<int>(x.numel() / C) : 0;
   // The kernel always writes dx; give it scratch when x itself needs no gradient.
-  float* dx = x.requires_grad() ? x.grad() : arena_zeros(x.numel());
+  float* dx = x.requires_grad() ? x.grad() : scratch_zeros(x.numel());
   kernels::layernorm_backward(n.out.grad(), x.data(), gamma.data(), n.saved[0], n.saved[1], dx,
                               gamma.requires_grad() ? gamma.grad() : nullptr,
                               beta.defined() && beta.requires_grad() ? beta.grad() : nullptr, rows,
@@ -85,9 +85,9 @@ void attention_backward(const TensorNode& n) {
   const Tensor &q = n.in[0], &k = n.in[1], &v = n.in[2];
   const kernels::AttnParams p =
       attn_params(q, k, v, n.out, n.farg[0], n.iarg[0] != 0, static_cast<const uint8_t*>(n.aux));
-  float* dq = q.requires_grad() ? q.grad() : arena_zeros(extent_of(q));
-  float* dk = k.requires_grad() ? k.grad() : arena_zeros(extent_of(k));
-  float* dv = v.requires_grad() ? v.grad() : arena_zeros(extent_of(v));
+  float* dq = q.requires_grad() ? q.grad() : scratch_zeros(extent_of(q));
+  float* dk = k.requires_grad() ? k.grad() : scratch_zeros(extent_of(k));
+  float* dv = v.requires_grad() ? v.grad() : scratch_zeros(extent_of(v));
   kernels::attention_backward(p, q.data(), k.data(), v.data(), n.out.data(), n.saved[0],
                               n.out.grad(), dq, dk, dv);
 }

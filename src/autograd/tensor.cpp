@@ -59,6 +59,23 @@ Tensor::Tensor(const Shape& s, const std::array<int64_t, kMaxDims>& strides, flo
                float* grad, TensorNode* node)
     : shape_(s), strides_(strides), data_(data), grad_(grad), node_(node) {}
 
+Tensor::Tensor(const Shape& s, const std::array<int64_t, kMaxDims>& strides, float* data,
+               GradSlot* slot, int64_t grad_offset, TensorNode* node)
+    : shape_(s),
+      strides_(strides),
+      data_(data),
+      slot_(slot),
+      grad_offset_(grad_offset),
+      node_(node) {}
+
+Tensor Tensor::restrided(const Shape& s, const std::array<int64_t, kMaxDims>& strides,
+                         int64_t offset, TensorNode* node) const {
+  Tensor v(s, strides, data_ + offset, grad_ ? grad_ + offset : nullptr, node);
+  v.slot_ = slot_;
+  v.grad_offset_ = slot_ ? grad_offset_ + offset : 0;
+  return v;
+}
+
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
   for (int i = shape_.ndim - 1; i >= 0; --i) {
@@ -98,13 +115,12 @@ namespace {
 // carries a gradient and a graph is recording.
 Tensor make_view(const Tensor& base, const char* op, const Shape& s,
                  const std::array<int64_t, kMaxDims>& st, int64_t offset) {
-  float* grad = base.grad() ? base.grad() + offset : nullptr;
   TensorNode* node = nullptr;
-  if (grad && grad_enabled() && graph_active()) {
+  if (base.requires_grad() && grad_enabled() && graph_active()) {
     node = record_node(op, nullptr);
     node->in[0] = base;
   }
-  Tensor v(s, st, base.data() + offset, grad, node);
+  Tensor v = base.restrided(s, st, offset, node);
   if (node) node->out = v;
   return v;
 }

@@ -6,6 +6,15 @@
 // it lives in the graph's arena and is forgotten wholesale by Graph::reset().
 // Its backward is a plain function pointer that reads what it needs from the
 // node and accumulates (+=) into the inputs' grad() buffers.
+//
+// Gradients of op outputs are lazy (GradSlot, tensor.hpp): none exists during the
+// forward. Graph::backward first finds, for every output, the replay interval in which
+// its gradient is live (from the first backward that writes it to its own op's
+// backward), packs those intervals into one recycled gradient region (a slot is zeroed
+// when it becomes live), and skips a backward whose output gradient nobody wrote (it
+// is zero). A backward may rely on: its output's grad() and every input's grad() (when
+// the input requires one) are valid while it runs. Temporary memory for a forward or a
+// backward comes from scratch_floats() and is recycled when the op returns.
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -24,12 +33,13 @@ struct TensorNode {
   const char* op = "";
   Tensor out;
   Tensor in[3];
-  const Tensor* parts = nullptr;  // concat: arena copy of the inputs
+  const Tensor* parts = nullptr;  // inputs beyond in[] (concat, fused ops): an arena copy
   int num_parts = 0;
   float* saved[2] = {nullptr, nullptr};  // arena buffers (mean/rstd, logsumexp, pre-activation)
   const void* aux = nullptr;             // arena copy of a byte mask (key padding)
   int64_t iarg[4] = {};
   float farg[4] = {};
+  GradSlot grad;  // the gradient storage of `out` (unused by views)
 };
 static_assert(std::is_trivially_destructible_v<TensorNode>);
 
@@ -37,6 +47,23 @@ static_assert(std::is_trivially_destructible_v<TensorNode>);
 void* arena_alloc(size_t bytes);
 float* arena_floats(int64_t n);  // uninitialised
 float* arena_zeros(int64_t n);
+
+// Temporary memory from the current graph's scratch region, recycled when the innermost
+// ScratchScope ends (Graph::backward runs every backward inside one). Ops use it for
+// what neither the tape nor the next op needs (a GELU output recomputed in a backward,
+// the dZ of a linear backward).
+float* scratch_floats(int64_t n);  // uninitialised
+float* scratch_zeros(int64_t n);
+class ScratchScope {
+ public:
+  ScratchScope();
+  ~ScratchScope();
+  ScratchScope(const ScratchScope&) = delete;
+  ScratchScope& operator=(const ScratchScope&) = delete;
+
+ private:
+  size_t mark_[3];
+};
 
 // True inside a GraphScope (views of parameters work without one; they just are not taped).
 bool graph_active();
@@ -47,8 +74,8 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 // Appends a node to the current graph's tape (the node is zero-initialised).
 TensorNode* record_node(const char* op, BackwardFn backward);
 
-// A fresh contiguous output in the arena. When should_record(inputs), it gets a
-// zeroed grad and a tape node (returned in *node, else *node = nullptr).
+// A fresh contiguous output in the arena. When should_record(inputs), it gets a tape
+// node (returned in *node, else *node = nullptr) and a lazy gradient in that node.
 Tensor make_output(const Shape& s, const char* op, BackwardFn backward,
                    std::initializer_list<const Tensor*> inputs, TensorNode** node);
 

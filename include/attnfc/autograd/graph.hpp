@@ -25,9 +25,11 @@ class Graph {
   // Forget the tape and recycle all activation memory (capacity is kept).
   void reset();
   // Seeds d(loss)/d(loss) = 1 (loss must have one element) and runs the tape backward,
-  // accumulating into every tensor's grad(), parameters included.
+  // accumulating into the parameters' grad(). Gradients of intermediate tensors exist
+  // only while the backward needs them (engine.hpp) and are null afterwards.
   void backward(const Tensor& loss);
-  // Arena memory currently reserved, in bytes (for benchmarks and tests).
+  // Memory currently reserved, in bytes (for benchmarks and tests): the activation
+  // arena, the scratch region and the gradient region.
   size_t bytes_reserved() const;
   size_t nodes() const;
 
@@ -35,6 +37,8 @@ class Graph {
   Impl* impl() { return impl_; }
 
  private:
+  void plan_gradients(TensorNode* const* tape, int n, const Tensor& loss);
+  void materialise(GradSlot* s);
   Impl* impl_;
 };
 

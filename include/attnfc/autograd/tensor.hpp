@@ -26,6 +26,18 @@ struct Shape {
 
 struct TensorNode;  // tape bookkeeping, defined by the engine
 
+// Gradient storage of one op output, materialised lazily: it lives in the output's tape
+// node, and Graph::backward points `data` at planned memory just before the first
+// backward that accumulates into it, then releases it (data = nullptr) once the op's
+// own backward has consumed it. See engine.hpp.
+struct GradSlot {
+  float* data = nullptr;
+  int64_t numel = 0;
+  int64_t offset = 0;      // planned position in the graph's gradient region (floats)
+  int32_t produced = -1;   // tape index of the owning op
+  int32_t first_use = -1;  // tape index of the first backward (in replay order) writing it
+};
+
 class Tensor {
  public:
   Tensor() = default;
@@ -39,8 +51,13 @@ class Tensor {
   bool is_contiguous() const;
 
   float* data() const { return data_; }  // element [0, ..., 0]
-  float* grad() const { return grad_; }  // same strides as data(); null without grad
-  bool requires_grad() const { return grad_ != nullptr; }
+  // Same strides as data(); null without a gradient. A parameter's gradient is always
+  // there; an intermediate's exists only while Graph::backward needs it.
+  float* grad() const {
+    if (!slot_) return grad_;
+    return slot_->data ? slot_->data + grad_offset_ : nullptr;
+  }
+  bool requires_grad() const { return grad_ != nullptr || slot_ != nullptr; }
   float item() const;  // numel() == 1
   float at(std::initializer_list<int64_t> index) const;
 
@@ -54,14 +71,22 @@ class Tensor {
   // Engine internals (ops and the tape construct tensors through these).
   Tensor(const Shape& s, const std::array<int64_t, kMaxDims>& strides, float* data, float* grad,
          TensorNode* node);
+  Tensor(const Shape& s, const std::array<int64_t, kMaxDims>& strides, float* data, GradSlot* slot,
+         int64_t grad_offset, TensorNode* node);
+  // Same storage (data and gradient) seen with another shape, strides and offset.
+  Tensor restrided(const Shape& s, const std::array<int64_t, kMaxDims>& strides, int64_t offset,
+                   TensorNode* node) const;
   const std::array<int64_t, kMaxDims>& strides() const { return strides_; }
   TensorNode* node() const { return node_; }
+  GradSlot* grad_slot() const { return slot_; }
 
  private:
   Shape shape_;
   std::array<int64_t, kMaxDims> strides_{};
   float* data_ = nullptr;
-  float* grad_ = nullptr;
+  float* grad_ = nullptr;     // fixed gradient storage (parameters)
+  GradSlot* slot_ = nullptr;  // lazy gradient storage (op outputs) ...
+  int64_t grad_offset_ = 0;   // ... and this view's offset into it
   TensorNode* node_ = nullptr;
 };
 
