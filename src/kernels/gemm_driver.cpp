@@ -13,7 +13,7 @@
 //
 // K outer (large square products, where re-packing op(B) per row block would cost
 // more): BLIS order, B packed once per K block and shared by the row blocks, with a
-// barrier between K blocks.
+// barrier between K blocks; op(A) is read as in K inner.
 //
 // Determinism: an element's value depends only on the K-block split and the
 // micro-kernel's k order, never on which thread computes its tile or on the order
@@ -133,12 +133,81 @@ struct Grid {
 // (transposed A); a last partial panel is always packed.
 enum class AMode { Packed, RowMajor, PackingTN };
 
+AMode a_mode(const KernelSpec& ks, const Problem& p) {
+  if (!p.transA && ks.direct_a) return AMode::RowMajor;
+  if (p.transA && ks.packing_tn) return AMode::PackingTN;
+  return AMode::Packed;
+}
+
+// One item's share of one K block: every NR panel x every MR panel of the block, with
+// op(B)'s packed panel of column jr (relative to jc) at b_origin + jr * kc. With fuse_b,
+// the full panels after the first are not packed yet: the kernel of row panel 0 packs
+// each one there as it reads it.
+struct BlockJob {
+  Block blk;
+  int jc, nc, k0, kc;
+  bool first, last;  // first / last K block
+  float* b_origin;
+  bool fuse_b;
+};
+
+void run_block(const KernelSpec& ks, const Problem& p, AMode amode, const BlockJob& j,
+               float* a_buf) {
+  const Block& blk = j.blk;
+  const int kc = j.kc;
+  // Panels of rows [0, full_rows) are read in place; the rest is packed.
+  const int full_rows = amode == AMode::Packed ? 0 : blk.mc / ks.mr * ks.mr;
+  // PackingTN packs the partial panel when the first pass reaches it, after the full
+  // panel before it has spilled its slack lanes there.
+  auto pack_rest = [&] {
+    if (full_rows < blk.mc) {
+      pack_a(p.transA, p.A, p.lda, blk.ic + full_rows, blk.mc - full_rows, j.k0, kc, ks.mr,
+             a_buf + static_cast<long>(full_rows) * kc);
+    }
+  };
+  if (amode != AMode::PackingTN) pack_rest();
+  const float* a_rows = p.A + static_cast<long>(blk.ic) * p.lda + j.k0;  // RowMajor
+  const float* a_cols = p.A + static_cast<long>(j.k0) * p.lda + blk.ic;  // PackingTN
+  for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
+    float* pb = j.b_origin + static_cast<long>(jr) * kc;
+    const float* bias = p.ep.bias ? p.ep.bias + j.jc + jr : nullptr;
+    const bool first_pass = jr == blk.jr0;
+    const bool pack_b_here = j.fuse_b && !first_pass && jr + ks.nr <= blk.jr1;
+    for (int ir = 0; ir < blk.mc; ir += ks.mr) {
+      const TileStore st{p.C + static_cast<long>(blk.ic + ir) * p.ldc + j.jc + jr,
+                         p.ldc,
+                         std::min(ks.mr, blk.mc - ir),
+                         std::min(ks.nr, j.nc - jr),
+                         p.alpha,
+                         p.beta,
+                         j.first,
+                         j.last,
+                         bias,
+                         p.ep.act};
+      float* pa = a_buf + static_cast<long>(ir) * kc;
+      if (ir == 0 && pack_b_here) {
+        const float* b = p.B + static_cast<long>(j.k0) * p.ldb + j.jc + jr;
+        if (full_rows > 0 && amode == AMode::RowMajor) {
+          ks.direct_a_packing_b(kc, a_rows, p.lda, b, p.ldb, pb, st);
+        } else {
+          ks.packing_b(kc, pa, 0, b, p.ldb, pb, st);
+        }
+      } else if (ir < full_rows && amode == AMode::RowMajor) {
+        ks.direct_a(kc, a_rows + static_cast<long>(ir) * p.lda, p.lda, pb, st);
+      } else if (ir < full_rows && first_pass) {
+        ks.packing_tn(kc, a_cols + ir, p.lda, pa, pb, st);
+      } else {
+        if (ir == full_rows && first_pass && amode == AMode::PackingTN) pack_rest();
+        ks.kernel(kc, pa, pb, st);
+      }
+    }
+  }
+}
+
 void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads, Grid grid) {
   PackBuffers& buf = thread_buffers();
   const int nkb = ceil_div(p.K, kKc);
-  AMode amode = AMode::Packed;
-  if (!p.transA && ks.direct_a) amode = AMode::RowMajor;
-  if (p.transA && ks.packing_tn) amode = AMode::PackingTN;
+  const AMode amode = a_mode(ks, p);
   for (int jc = 0; jc < p.N; jc += kNc) {
     const int nc = std::min(kNc, p.N - jc);
     grid.n_panels = ceil_div(nc, ks.nr);
@@ -158,19 +227,18 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
         }
         have_b = true;
       }
-      // Panels of rows [0, full_rows) are read in place; the rest is packed.
-      const int full_rows = amode == AMode::Packed ? 0 : blk.mc / ks.mr * ks.mr;
       for (int kb = 0; kb < nkb; ++kb) {
         const int k0 = split_point(p.K, nkb, kb);
         const int kc = split_point(p.K, nkb, kb + 1) - k0;
-        const float* b_origin = buf.b() + k0 * nc_pad;
+        BlockJob job{blk, jc, nc, k0, kc, kb == 0, kb == nkb - 1, buf.b() + k0 * nc_pad, false};
         if (!whole_b) {
-          b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+          job.b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+          job.fuse_b = fuse_b;
           if (!fuse_b) {
             pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
           } else {
             // The first panel (its kernels may be packing A) and a partial last one are
-            // packed here; the first row panel's kernel packs every other one.
+            // packed here.
             pack_b(false, p.B, p.ldb, k0, kc, jc + blk.jr0, std::min(ks.nr, blk.jr1 - blk.jr0),
                    ks.nr, buf.b());
             const int jl = blk.jr0 + (blk.jr1 - blk.jr0 - 1) / ks.nr * ks.nr;
@@ -180,51 +248,7 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
             }
           }
         }
-        // PackingTN packs the partial panel when the first pass reaches it, after the
-        // full panel before it has spilled its slack lanes there.
-        auto pack_rest = [&] {
-          if (full_rows < blk.mc) {
-            pack_a(p.transA, p.A, p.lda, blk.ic + full_rows, blk.mc - full_rows, k0, kc, ks.mr,
-                   buf.a() + static_cast<long>(full_rows) * kc);
-          }
-        };
-        if (amode != AMode::PackingTN) pack_rest();
-        for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
-          const float* pb = b_origin + static_cast<long>(jr) * kc;
-          const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
-          const bool first_pass = jr == blk.jr0;
-          for (int ir = 0; ir < blk.mc; ir += ks.mr) {
-            const TileStore st{p.C + static_cast<long>(blk.ic + ir) * p.ldc + jc + jr,
-                               p.ldc,
-                               std::min(ks.mr, blk.mc - ir),
-                               std::min(ks.nr, nc - jr),
-                               p.alpha,
-                               p.beta,
-                               kb == 0,
-                               kb == nkb - 1,
-                               bias,
-                               p.ep.act};
-            float* pa = buf.a() + static_cast<long>(ir) * kc;
-            if (ir == 0 && fuse_b && !first_pass && jr + ks.nr <= blk.jr1) {
-              const float* b = p.B + static_cast<long>(k0) * p.ldb + jc + jr;
-              float* pb_out = buf.b() + static_cast<long>(jr - blk.jr0) * kc;
-              if (full_rows > 0 && amode == AMode::RowMajor) {
-                ks.direct_a_packing_b(kc, p.A + static_cast<long>(blk.ic) * p.lda + k0, p.lda, b,
-                                      p.ldb, pb_out, st);
-              } else {
-                ks.packing_b(kc, pa, 0, b, p.ldb, pb_out, st);
-              }
-            } else if (ir < full_rows && amode == AMode::RowMajor) {
-              ks.direct_a(kc, p.A + static_cast<long>(blk.ic + ir) * p.lda + k0, p.lda, pb, st);
-            } else if (ir < full_rows && first_pass) {
-              ks.packing_tn(kc, p.A + static_cast<long>(k0) * p.lda + blk.ic + ir, p.lda, pa, pb,
-                            st);
-            } else {
-              if (ir == full_rows && first_pass && amode == AMode::PackingTN) pack_rest();
-              ks.kernel(kc, pa, pb, st);
-            }
-          }
-        }
+        run_block(ks, p, amode, job, buf.a());
       }
     });
   }
@@ -237,6 +261,7 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
 void gemm_k_outer(const KernelSpec& ks, const Problem& p, bool team, int threads, Grid grid) {
   PackBuffers& buf = thread_buffers();
   const int nkb = ceil_div(p.K, kKc);
+  const AMode amode = a_mode(ks, p);
   for (int jc = 0; jc < p.N; jc += kNc) {
     const int nc = std::min(kNc, p.N - jc);
     grid.n_panels = ceil_div(nc, ks.nr);
@@ -247,33 +272,15 @@ void gemm_k_outer(const KernelSpec& ks, const Problem& p, bool team, int threads
       bool have_full_b = false;  // this thread's B buffer holds all nc columns of this block
       team_for(team, grid.n_mblocks * grid.n_groups, kb + 1 < nkb, [&](int item) {
         const Block blk = grid.block(item, ks, p.M, nc);
-        // b_origin + jr * kc is the packed panel of column jr (relative to jc).
-        const float* b_origin = buf.b();
+        BlockJob job{blk, jc, nc, k0, kc, kb == 0, kb == nkb - 1, buf.b(), false};
         if (grid.n_groups == 1) {
           if (!have_full_b) pack_b(p.transB, p.B, p.ldb, k0, kc, jc, nc, ks.nr, buf.b());
           have_full_b = true;
         } else {
           pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
-          b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
+          job.b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
         }
-        pack_a(p.transA, p.A, p.lda, blk.ic, blk.mc, k0, kc, ks.mr, buf.a());
-        for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
-          const float* pb = b_origin + static_cast<long>(jr) * kc;
-          const float* bias = p.ep.bias ? p.ep.bias + jc + jr : nullptr;
-          for (int ir = 0; ir < blk.mc; ir += ks.mr) {
-            const TileStore st{p.C + static_cast<long>(blk.ic + ir) * p.ldc + jc + jr,
-                               p.ldc,
-                               std::min(ks.mr, blk.mc - ir),
-                               std::min(ks.nr, nc - jr),
-                               p.alpha,
-                               p.beta,
-                               kb == 0,
-                               kb == nkb - 1,
-                               bias,
-                               p.ep.act};
-            ks.kernel(kc, buf.a() + static_cast<long>(ir) * kc, pb, st);
-          }
-        }
+        run_block(ks, p, amode, job, buf.a());
       });
     }
   }

@@ -235,6 +235,7 @@ TEST_CASE("gemm edge cases: empty products, K = 0, more than one NC column block
   // block and shared (K outer, the BLIS order).
   check_all_paths({true, false, 40, 1025, 257, 1.0f, 0.5f, 0, Activation::None, true}, 11);
   check_all_paths({false, false, 390, 1025, 257, -1.0f, 0.0f, 3}, 12);
+  check_all_paths({true, false, 390, 1025, 257, 1.0f, 0.0f, 0, Activation::Relu, true}, 13);
   // M = 0 or N = 0: nothing is touched.
   float c = 42.0f;
   const float a = 1.0f;
@@ -262,6 +263,7 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
       {true, true, 7, 1100, 300, 1.0f, 0.0f, 2, Activation::Relu, false},        // N split
       {false, false, 40, 45, 200, 1.0f, 0.0f, 0},     // just above the parallel threshold
       {false, false, 390, 1025, 257, 1.0f, 0.0f, 0},  // K outer at 1 thread, K inner at 2, 3
+      {true, false, 390, 1025, 257, 1.0f, 0.0f, 0},   // the same with TN
       {true, false, 770, 200, 300, 1.0f, 0.0f, 0}};   // TN packed by the first column pass
   uint64_t seed = 1234;
   for (const Case& c : cases) {
