@@ -6,6 +6,7 @@
 #include "attnfc/autograd/engine.hpp"
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/kernels/activation.hpp"
+#include "linear_internal.hpp"
 #include "strided.hpp"
 
 namespace attnfc::ag {
@@ -133,30 +134,7 @@ void linear_backward(const TensorNode& n) {
                     ldw);
     }
   }
-  if (b.defined() && b.requires_grad()) {
-    // Column sums, each column in row order: a fixed order at any thread count.
-    // Threads take disjoint column blocks (parallel over outputs).
-    float* db = b.grad();
-    constexpr int kBlock = 64;
-    const int blocks = (out_f + kBlock - 1) / kBlock;
-    auto column_block = [&](int blk) {
-      const int j0 = blk * kBlock, j1 = std::min(out_f, j0 + kBlock);
-      for (int r = 0; r < M; ++r) {
-        const float* row = dZ + static_cast<int64_t>(r) * out_f;
-        for (int j = j0; j < j1; ++j) db[j] += row[j];
-      }
-    };
-    if (static_cast<int64_t>(M) * out_f < detail::kParallelMin || blocks < 2) {
-      for (int blk = 0; blk < blocks; ++blk) column_block(blk);
-    } else {
-#pragma omp parallel
-      {
-        kernels::enable_flush_to_zero();
-#pragma omp for schedule(static)
-        for (int blk = 0; blk < blocks; ++blk) column_block(blk);
-      }
-    }
-  }
+  if (b.defined() && b.requires_grad()) detail::bias_grad(dZ, M, out_f, b.grad());
 }
 
 // ---------------------------------------------------------------- matmul
@@ -193,6 +171,30 @@ void matmul_backward(const TensorNode& n) {
 }
 
 }  // namespace
+
+void detail::bias_grad(const float* dZ, int M, int out_f, float* db) {
+  // Column sums, each column in row order: a fixed order at any thread count.
+  // Threads take disjoint column blocks (parallel over outputs).
+  constexpr int kBlock = 64;
+  const int blocks = (out_f + kBlock - 1) / kBlock;
+  auto column_block = [&](int blk) {
+    const int j0 = blk * kBlock, j1 = std::min(out_f, j0 + kBlock);
+    for (int r = 0; r < M; ++r) {
+      const float* row = dZ + static_cast<int64_t>(r) * out_f;
+      for (int j = j0; j < j1; ++j) db[j] += row[j];
+    }
+  };
+  if (static_cast<int64_t>(M) * out_f < detail::kParallelMin || blocks < 2) {
+    for (int blk = 0; blk < blocks; ++blk) column_block(blk);
+  } else {
+#pragma omp parallel
+    {
+      kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+      for (int blk = 0; blk < blocks; ++blk) column_block(blk);
+    }
+  }
+}
 
 Tensor linear(const Tensor& x_in, const Tensor& W_in, const Tensor& b_in, kernels::Activation act) {
   if (W_in.ndim() != 2)

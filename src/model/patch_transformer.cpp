@@ -150,9 +150,12 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     ag::Tensor weights;
     const ag::Tensor a = b.attn.forward(b.norm1.forward(x), causal, attention ? &weights : nullptr);
     if (attention) attention->push_back(weights);
-    x = ag::add(x, ag::dropout(a, p, site_seed(options, 1 + 2 * i), train));
-    const ag::Tensor hidden = b.ff_in.forward(b.norm2.forward(x), kernels::Activation::GeluTanh);
-    x = ag::add(x, ag::dropout(b.ff_out.forward(hidden), p, site_seed(options, 2 + 2 * i), train));
+    // Fused residual dropout and feed-forward: the same values as x + dropout(.) and
+    // ff_out(gelu(ff_in(.))), without storing the dropped-out branch or the GELU output.
+    x = ag::add_dropout(x, a, p, site_seed(options, 1 + 2 * i), train);
+    const ag::Tensor f =
+        nn::feed_forward(b.ff_in, b.ff_out, b.norm2.forward(x), kernels::Activation::GeluTanh);
+    x = ag::add_dropout(x, f, p, site_seed(options, 2 + 2 * i), train);
   }
   x = final_norm_.forward(x);
   if (last_only) x = x.slice(1, N - 1, N).contiguous();

@@ -31,6 +31,11 @@ ag::Tensor Linear::forward(const ag::Tensor& x, kernels::Activation act) const {
   return ag::linear(x, weight, bias, act);
 }
 
+ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Tensor& x,
+                        kernels::Activation act) {
+  return ag::feed_forward(x, first.weight, first.bias, second.weight, second.bias, act);
+}
+
 LayerNorm::LayerNorm(ag::ParameterSet& params, const std::string& name, int dim, float eps)
     : eps(eps) {
   if (dim < 1)

@@ -18,6 +18,11 @@ Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b = {},
 // Batched matrix product over leading dims: a [..., M, K] (or [..., K, M] with ta),
 // b [..., K, N] (or [..., N, K] with tb) -> [..., M, N]. Leading dims must match.
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta = false, bool tb = false);
+// linear(linear(x, W1, b1, act), W2, b2) with the same values, as one op that keeps only
+// the pre-activation and recomputes act() in the backward (a Transformer feed-forward).
+// Fused for a GELU while recording; otherwise it is literally the two linears.
+Tensor feed_forward(const Tensor& x, const Tensor& W1, const Tensor& b1, const Tensor& W2,
+                    const Tensor& b2, kernels::Activation act);
 
 Tensor add(const Tensor& a, const Tensor& b);  // broadcasting
 Tensor sub(const Tensor& a, const Tensor& b);

@@ -24,6 +24,11 @@ class Linear {
   ag::Tensor weight, bias;
 };
 
+// second.forward(first.forward(x, act)) with the same values, as one fused op that keeps
+// only first's pre-activation (ag::feed_forward): a Transformer feed-forward block.
+ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Tensor& x,
+                        kernels::Activation act);
+
 class LayerNorm {
  public:
   LayerNorm() = default;
