@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "attnfc/base/error.hpp"
@@ -133,12 +134,30 @@ AdamW::AdamW(ParameterSet& params, float beta1, float beta2, float eps, float we
       m_(zeros_like(params)),
       v_(zeros_like(params)) {}
 
-void AdamW::step(float lr) {
+int AdamW::set_lr_scale(const std::string& name_prefix, float scale) {
+  if (!(scale >= 0.0f) || !std::isfinite(scale))
+    throw std::invalid_argument("AdamW::set_lr_scale: scale must be finite and >= 0");
+  const auto& all = params_.all();
+  if (lr_scale_.size() < all.size()) lr_scale_.resize(all.size(), 1.0f);
+  int matched = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all[k].name.compare(0, name_prefix.size(), name_prefix) != 0) continue;
+    lr_scale_[k] = scale;
+    ++matched;
+  }
+  return matched;
+}
+
+void AdamW::step(float base_lr) {
+  float lr = base_lr;
   cover_new_params(params_, m_);
   cover_new_params(params_, v_);
   ++steps_;
   const auto& all = params_.all();
   for (size_t k = 0; k < all.size(); ++k) {
+    const float scale = k < lr_scale_.size() ? lr_scale_[k] : 1.0f;
+    if (scale == 0.0f) continue;  // frozen: no update, no decay
+    lr = base_lr * scale;
     float* p = all[k].tensor.data();
     const float* g = all[k].tensor.grad();
     const int64_t n = all[k].tensor.numel();

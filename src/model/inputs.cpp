@@ -19,6 +19,9 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
   float* feat = out.features.data();
   float* scale = out.scale.data();
   float* offset = out.offset.data();
+  const int64_t K = cfg.linear_lookback;
+  if (K > 0) out.lookback = ag::empty({B, n_out, K});
+  float* lookback = K > 0 ? out.lookback.data() : nullptr;
   const double eps = cfg.norm_eps;
 
   for (int64_t b = 0; b < B; ++b) {
@@ -71,6 +74,15 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
         const double base = (cfg.target == HeadTarget::kDeltaFromLast && has_last) ? last : mu;
         scale[(b * n_out + slot) * C + c] = static_cast<float>(sigma);
         offset[(b * n_out + slot) * C + c] = static_cast<float>(base);
+        if (lookback) {  // C == 1 (validated): the K steps ending at this position
+          float* row = lookback + (b * n_out + slot) * K;
+          const int64_t first = (n + 1) * P - K;
+          for (int64_t k = 0; k < K; ++k) {
+            const int64_t t = first + k;
+            const bool use = t >= 0 && s.observed(b, t, 0);
+            row[k] = use ? static_cast<float>((s.value(b, t, 0) - base) / sigma) : 0.0f;
+          }
+        }
       }
     }
   }

@@ -36,6 +36,10 @@ struct Prepared {
   ag::Tensor features;  // [B, N, 2 P C]: normalised patch values, then observed flags
   ag::Tensor scale;     // [B, N_out, 1, C]: sigma of each output position
   ag::Tensor offset;    // [B, N_out, 1, C]: last observed value (delta) or mu (value)
+  // [B, N_out, K] with K = linear_lookback > 0 (C == 1): (x_t - offset) / scale for the
+  // K steps ending at the position's last step, oldest first; 0 before the window
+  // start and where unobserved (0 means "equal to the offset").
+  ag::Tensor lookback;
 };
 
 // Builds the features of the first config.context_length steps of `series`

@@ -92,6 +92,7 @@ void ModelConfig::validate() const {
   range("n_layers", n_layers, 0, 64);
   range("ff_mult", ff_mult, 1, 16);
   range("dropout", dropout, 0.0, 0.9);
+  range("linear_lookback", linear_lookback, 0, 65536);
   if (!(norm_eps > 0 && norm_eps <= 1)) {
     throw InputError(key("norm_eps") + ": expected a number in (0, 1]");
   }
@@ -108,6 +109,11 @@ void ModelConfig::validate() const {
                      ", expected a multiple of model.patch_len (" + std::to_string(patch_len) +
                      "), e.g. " + (below > 0 ? std::to_string(below) + " or " : "") +
                      std::to_string(above));
+  }
+  if (linear_lookback > 0 && channel_mode == ChannelMode::kMixed) {
+    throw InputError(key("linear_lookback") + ": found " + std::to_string(linear_lookback) +
+                     ", but the linear shortcut maps one series at a time; use 0 with "
+                     "model.channel_mode = \"mixed\", or channel_mode \"independent\"");
   }
   if (d_model % n_heads != 0) {
     throw InputError(key("d_model") + ": found " + std::to_string(d_model) +
@@ -135,6 +141,7 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.norm = read_choice(s, "norm", c.norm);
   c.norm_eps = static_cast<float>(s.get_number("norm_eps", c.norm_eps, 0, 1, true));
   c.target = read_choice(s, "target", c.target);
+  c.linear_lookback = static_cast<int>(s.get_int("linear_lookback", c.linear_lookback, 0, 65536));
   c.embedding = read_choice(s, "embedding", c.embedding);
   c.positional = read_choice(s, "positional", c.positional);
   c.d_model = static_cast<int>(s.get_int("d_model", c.d_model, 1, 4096));
@@ -162,6 +169,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["norm"] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;
   j["target"] = to_string(c.target);
+  j["linear_lookback"] = c.linear_lookback;
   j["embedding"] = to_string(c.embedding);
   j["positional"] = to_string(c.positional);
   j["d_model"] = c.d_model;

@@ -90,6 +90,12 @@ PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& 
   // already beats an overfitted Transformer).
   ag::init_constant(head_.weight, 0.0f);
   ag::init_constant(head_.bias, 0.0f);
+  if (config_.linear_lookback > 0) {
+    // Also zero, for the same reason: the shortcut starts as "repeat the offset".
+    linear_skip_ = nn::Linear(params, "linear_skip", config_.linear_lookback, H, true, 0);
+    ag::init_constant(linear_skip_.weight, 0.0f);
+    ag::init_constant(linear_skip_.bias, 0.0f);
+  }
 }
 
 int64_t PatchTransformer::num_parameters() const {
@@ -162,7 +168,10 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   const int64_t n_out = last_only ? 1 : N;
 
   // Head and output de-normalisation: pred = head(x) * sigma + base, [B, n_out, H, C].
-  const ag::Tensor raw = head_.forward(x).reshape({B, n_out, H, C});
+  ag::Tensor raw = head_.forward(x);  // [B, n_out, H * C]
+  // Linear shortcut (C == 1): [B, n_out, K] -> [B, n_out, H], added before de-normalising.
+  if (config_.linear_lookback > 0) raw = ag::add(raw, linear_skip_.forward(in.lookback));
+  raw = raw.reshape({B, n_out, H, C});
   return detail::scale_shift(raw, in.scale, in.offset);
 }
 

@@ -129,6 +129,9 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.max_val_windows = s.get_int("max_val_windows", 0, 0, int64_t{1} << 40);
   t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
+  t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
+  t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
+  t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
   s.finish();
   if (t.min_lr > t.lr)
     throw InputError("train.min_lr: found " + std::to_string(t.min_lr) +
@@ -149,6 +152,11 @@ RunConfig parse_run_config(const nlohmann::json& root) {
   r.model = model::parse_model_config(m, "model");
   r.train = parse_train(top.get_object("train"));
   top.finish();
+  if (r.model.linear_lookback > 0 && r.train.linear_init == "least_squares" &&
+      r.model.target != model::HeadTarget::kDeltaFromLast)
+    throw InputError(
+        "train.linear_init: \"least_squares\" fits changes from the last value and needs "
+        "model.target = \"delta\" (found \"value\"); set train.linear_init = \"zero\"");
   return r;
 }
 
@@ -191,7 +199,10 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"max_steps_per_epoch", t.max_steps_per_epoch},
                           {"max_val_windows", t.max_val_windows},
                           {"eval_batch_size", t.eval_batch_size},
-                          {"evaluate_test", t.evaluate_test}};
+                          {"evaluate_test", t.evaluate_test},
+                          {"linear_init", t.linear_init},
+                          {"linear_lr_scale", t.linear_lr_scale},
+                          {"linear_ridge", t.linear_ridge}};
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 

@@ -20,6 +20,7 @@
 #include "attnfc/data/window.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/linear_init.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
 
@@ -169,8 +170,13 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   ag::ParameterSet params;
   model::PatchTransformer net(config.model, params, tc.seed);
+  if (!opt.resume && config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
+    const int64_t n = init_linear_shortcut(net, scaled, split, tc.linear_ridge);
+    spdlog::info("linear shortcut: least squares on {} training windows", n);
+  }
   ag::AdamW adam(params, static_cast<float>(tc.beta1), static_cast<float>(tc.beta2),
                  static_cast<float>(tc.eps), static_cast<float>(tc.weight_decay));
+  adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
   nlohmann::json cols = series.channels;
   const std::map<std::string, std::string> meta{{"config", resolved.dump()},
                                                 {"scaler", scaler.to_json().dump()},

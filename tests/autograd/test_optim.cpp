@@ -198,3 +198,30 @@ TEST_CASE("clip_grad_norm: global L2 norm, PyTorch's scaling rule, NaN passes th
   b.grad()[0] = std::numeric_limits<float>::infinity();
   CHECK(std::isinf(ag::clip_grad_norm(ps, 1.0f)));
 }
+
+TEST_CASE("AdamW learning-rate scale per parameter: 0 freezes, 0.25 scales the first step") {
+  ag::ParameterSet ps;
+  make_params(ps);
+  ag::AdamW opt(ps, 0.9f, 0.999f, 1e-8f, 0.1f);
+  CHECK(opt.set_lr_scale("a", 0.0f) == 1);
+  CHECK(opt.set_lr_scale("b", 0.25f) == 1);
+  CHECK(opt.set_lr_scale("nothing", 2.0f) == 0);
+  CHECK_THROWS_AS(opt.set_lr_scale("c", -1.0f), std::invalid_argument);
+  const std::vector<float> before = flat(ps);
+  fake_backward(ps);
+  opt.step(0.01f);
+  const std::vector<float> after = flat(ps);
+  // a [3, 7] is frozen: no update and no decay.
+  for (size_t i = 0; i < 21; ++i) CHECK(after[i] == before[i]);
+  // Adam's first step is lr * g / (|g| + eps) ~ +-lr, plus decay lr * wd * p: b moves a
+  // quarter as far as c, which keeps scale 1.
+  for (size_t i = 21; i < 54; ++i) {
+    const double g = ps.all()[1].tensor.grad()[i - 21];
+    const double expect = before[i] - 0.0025 * (before[i] * 0.1 + g / (std::fabs(g) + 1e-8));
+    CHECK(after[i] == doctest::Approx(expect).epsilon(1e-5));
+  }
+  const double gc = ps.all()[2].tensor.grad()[0];
+  CHECK(after[54] ==
+        doctest::Approx(before[54] - 0.01 * (before[54] * 0.1 + gc / (std::fabs(gc) + 1e-8)))
+            .epsilon(1e-5));
+}

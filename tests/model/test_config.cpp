@@ -98,6 +98,10 @@ TEST_CASE("config: cross-key rules") {
   CHECK(contains(e, "loss_positions"));
   CHECK(error_of(json{{"norm", "instance"}, {"loss_positions", "last"}}).empty());
   CHECK(error_of(json{{"patch_len", 1}, {"context_length", 7}}).empty());
+  e = error_of(json{{"linear_lookback", 16}, {"channel_mode", "mixed"}});
+  CHECK(contains(e, "model.linear_lookback"));
+  CHECK(contains(e, "independent"));
+  CHECK(error_of(json{{"linear_lookback", 0}, {"channel_mode", "mixed"}}).empty());
 }
 
 TEST_CASE("config: edit distance and suggestions") {

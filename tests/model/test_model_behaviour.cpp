@@ -77,6 +77,10 @@ TEST_CASE("causality: changing a future value changes no earlier position") {
     c.embedding = model::PatchEmbedding::kResidualMlp;
     check_causal(c);
   }
+  SUBCASE("linear shortcut longer than one patch") {
+    c.linear_lookback = 5;
+    check_causal(c);
+  }
   SUBCASE("mixed channels, P = 1") {
     c.channel_mode = model::ChannelMode::kMixed;
     c.channels = 3;

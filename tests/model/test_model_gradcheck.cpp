@@ -131,6 +131,19 @@ TEST_CASE("model gradcheck: mixed channels, point tokens (P = 1)") {
   CHECK(v <= 1.0);
 }
 
+TEST_CASE("model gradcheck: linear shortcut (lookback shorter and longer than the context)") {
+  for (int lookback : {5, 12}) {  // 12 > context_length: every position is padded in front
+    CAPTURE(lookback);
+    ModelConfig c = model_test::micro_config();
+    c.linear_lookback = lookback;
+    GradFixture f(c);
+    std::string where;
+    const double v = worst_violation(f, &where);
+    INFO(where);
+    CHECK(v <= 1.0);
+  }
+}
+
 TEST_CASE("model gradcheck: a wrong gradient is caught") {
   GradFixture f(model_test::micro_config());
   std::string where;

@@ -48,10 +48,15 @@ class AdamW final : public Optimizer {
   std::vector<StateTensor> state() const override;
   void load_state(const std::vector<StateTensor>& state) override;
   int64_t steps_taken() const override { return steps_; }
+  // Multiplies the learning rate (and so the decoupled decay) of every parameter whose
+  // name starts with `name_prefix` by `scale` >= 0; 0 freezes them. Returns how many
+  // parameters matched. Parameters created later keep scale 1.
+  int set_lr_scale(const std::string& name_prefix, float scale);
 
  private:
   ParameterSet& params_;
   float beta1_, beta2_, eps_, weight_decay_;
+  std::vector<float> lr_scale_;  // per parameter; empty = all 1
   bool decoupled_;
   std::vector<std::vector<float>> m_, v_;
   int64_t steps_ = 0;

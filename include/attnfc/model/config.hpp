@@ -37,6 +37,10 @@ struct ModelConfig {
   InputNorm norm = InputNorm::kCausal;
   float norm_eps = 1e-5f;  // (0, 1]: sigma = sqrt(var + norm_eps)
   HeadTarget target = HeadTarget::kDeltaFromLast;
+  // Linear shortcut (NLinear-style): each position also maps the last
+  // linear_lookback normalised values up to its own end straight to its H outputs,
+  // added to the Transformer head. 0 disables; [0, 65536]; independent channels only.
+  int linear_lookback = 0;
 
   PatchEmbedding embedding = PatchEmbedding::kLinear;
   PositionalEncoding positional = PositionalEncoding::kSinusoidal;

@@ -109,6 +109,7 @@ class PatchTransformer {
   std::vector<Block> blocks_;
   nn::LayerNorm final_norm_;
   nn::Linear head_;
+  nn::Linear linear_skip_;  // [H, linear_lookback] when linear_lookback > 0
 };
 
 }  // namespace attnfc::model

@@ -49,6 +49,13 @@ struct TrainConfig {
   int64_t max_val_windows = 0;      // 0 = every validation window
   int eval_batch_size = 256;
   bool evaluate_test = true;  // score model and baselines on the test split at the end
+  // Start of the linear shortcut (model.linear_lookback > 0): "least_squares" (NLinear
+  // fitted on the training rows, see linear_init.hpp) or "zero".
+  std::string linear_init = "least_squares";
+  // Learning-rate multiplier of the linear shortcut's parameters; 0 keeps them fixed.
+  double linear_lr_scale = 1.0;
+  // Ridge of the least-squares start, relative to the mean diagonal of X^T X.
+  double linear_ridge = 1.0;
 };
 
 struct RunConfig {
