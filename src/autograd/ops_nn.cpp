@@ -195,7 +195,15 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   };
   const Tensor q = unit_d(q_in), k = unit_d(k_in), v = unit_d(v_in);
   TensorNode* node;
-  Tensor o = make_output(q.shape(), name, attention_backward, {&q, &k, &v}, &node);
+  const int64_t Lq = q.size(2);
+  Tensor o;
+  if (opt.heads_last_output) {
+    const Tensor base = make_output({B, Lq, H, D}, name, attention_backward, {&q, &k, &v}, &node);
+    o = base.restrided(q.shape(), {Lq * H * D, D, H * D, 1}, 0, node);
+    if (node) node->out = o;
+  } else {
+    o = make_output(q.shape(), name, attention_backward, {&q, &k, &v}, &node);
+  }
   float* lse = arena_floats(B * H * q.size(2));
   const uint8_t* pad = nullptr;
   if (opt.key_padding) {

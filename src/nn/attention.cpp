@@ -2,8 +2,9 @@
 //
 // Head split without copies: the packed projection [B, L, 3d] is viewed as
 // [B, L, 3H, Dh], permuted to [B, 3H, L, Dh] and sliced into Q, K, V [B, H, L, Dh];
-// the fused kernel reads those strides directly. The only copy is the head merge
-// ([B, H, L, Dh] -> [B, L, H*Dh]) before the output projection, as in torch.
+// the fused kernel reads those strides directly and writes its output heads-last
+// ([B, L, H, Dh] in memory), so the head merge before the output projection is a view
+// too (the materialising path copies, as torch does).
 #include "attnfc/nn/attention.hpp"
 
 #include <cmath>
@@ -57,18 +58,31 @@ void split_heads(const ag::Tensor& packed, int n, int heads, ag::Tensor* out) {
   for (int i = 0; i < n; ++i) out[i] = grouped.slice(1, i * heads, (i + 1) * heads);
 }
 
-}  // namespace
-
-ag::Tensor scaled_dot_product_attention(const ag::Tensor& q, const ag::Tensor& k,
-                                        const ag::Tensor& v, const AttentionMask& mask,
-                                        ag::Tensor* weights_out) {
+// heads_last: the fused kernel writes the output as [B, Lq, H, D] (see merge_heads).
+ag::Tensor attend(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v,
+                  const AttentionMask& mask, ag::Tensor* weights_out, bool heads_last) {
   check_qkv(q, k, v);
   if (weights_out || q.size(3) > kFusedMaxHeadDim)
     return materialising_attention(q, k, v, mask, weights_out);
   ag::SdpaOptions opt;
   opt.causal = mask.causal;
   opt.key_padding = mask.key_padding;
+  opt.heads_last_output = heads_last;
   return ag::scaled_dot_product_attention(q, k, v, opt);
+}
+
+// [B, H, L, Dh] -> [B, L, H*Dh]: a view when the output is already heads-last in memory
+// (the fused path), else a copy, as in torch.
+ag::Tensor merge_heads(const ag::Tensor& o, int64_t d_model) {
+  return o.permute({0, 2, 1, 3}).contiguous().reshape({o.size(0), o.size(2), d_model});
+}
+
+}  // namespace
+
+ag::Tensor scaled_dot_product_attention(const ag::Tensor& q, const ag::Tensor& k,
+                                        const ag::Tensor& v, const AttentionMask& mask,
+                                        ag::Tensor* weights_out) {
+  return attend(q, k, v, mask, weights_out, false);
 }
 
 MultiHeadAttention::MultiHeadAttention(ag::ParameterSet& params, const std::string& name,
@@ -113,10 +127,8 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, const AttentionMask&
   check_input(x, d_model, "x");
   ag::Tensor qkv[3];
   split_heads(ag::linear(x, in_proj_weight, in_proj_bias), 3, heads, qkv);  // one GEMM for Q, K, V
-  const ag::Tensor o = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, weights_out);
-  const ag::Tensor merged =
-      o.permute({0, 2, 1, 3}).contiguous().reshape({x.size(0), x.size(1), d_model});
-  return ag::linear(merged, out_proj_weight, out_proj_bias);
+  const ag::Tensor o = attend(qkv[0], qkv[1], qkv[2], mask, weights_out, true);
+  return ag::linear(merge_heads(o, d_model), out_proj_weight, out_proj_bias);
 }
 
 ag::Tensor MultiHeadAttention::forward(const ag::Tensor& query, const ag::Tensor& key_value,
@@ -132,10 +144,8 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& query, const ag::Tensor
               &q);
   split_heads(ag::linear(key_value, rows(in_proj_weight, d, 3 * d), rows(in_proj_bias, d, 3 * d)),
               2, heads, kv);
-  const ag::Tensor o = scaled_dot_product_attention(q, kv[0], kv[1], mask, weights_out);
-  const ag::Tensor merged =
-      o.permute({0, 2, 1, 3}).contiguous().reshape({query.size(0), query.size(1), d_model});
-  return ag::linear(merged, out_proj_weight, out_proj_bias);
+  const ag::Tensor o = attend(q, kv[0], kv[1], mask, weights_out, true);
+  return ag::linear(merge_heads(o, d_model), out_proj_weight, out_proj_bias);
 }
 
 }  // namespace attnfc::nn

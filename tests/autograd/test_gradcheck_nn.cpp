@@ -91,6 +91,13 @@ TEST_CASE("gradcheck: fused attention, causal and padded, from a packed projecti
     opt.key_padding = pad;
     CHECK_GRADS((std::vector<Tensor>{qkv}),
                 [&] { return ag::scaled_dot_product_attention(part(0), part(1), part(2), opt); });
+    // Output written heads-last ([B, L, H, D] in memory), read through its permuted view.
+    opt.heads_last_output = true;
+    CHECK_GRADS((std::vector<Tensor>{qkv}), [&] {
+      const Tensor o = ag::scaled_dot_product_attention(part(0), part(1), part(2), opt);
+      CHECK(o.permute({0, 2, 1, 3}).is_contiguous());
+      return o;
+    });
   }
   // Cross attention with Lq != Lk, explicit scale, and only k, v requiring grads.
   const Tensor q = leaf(ps, {1, 1, 1, 33}, -1, 1, 91);

@@ -71,6 +71,9 @@ struct SdpaOptions {
   bool causal = false;
   const uint8_t* key_padding = nullptr;
   float scale = 0.0f;  // 0 means 1/sqrt(D)
+  // Lay the output out as [B, Lq, H, D] in memory (the result is still indexed
+  // [B, H, Lq, D], a permuted view), so merging the heads afterwards needs no copy.
+  bool heads_last_output = false;
 };
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const SdpaOptions& opt = {});
