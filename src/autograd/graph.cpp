@@ -1,6 +1,7 @@
-// Graph: the tape (a vector of node pointers, capacity kept across steps) and the
-// arena (a list of 64-byte aligned blocks, kept across steps). reset() only rewinds
-// cursors, so a step with the same shapes as the previous one allocates nothing.
+// Graph: the tape (a vector of node pointers, capacity kept across steps), the arena
+// and scratch (64-byte aligned blocks, kept across steps) and the gradient region
+// (planned in backward, see engine.hpp). reset() only rewinds cursors, so a step with
+// the same shapes as the previous one allocates nothing.
 #include "attnfc/autograd/graph.hpp"
 
 #include <algorithm>
@@ -10,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#ifdef __GLIBC__  // defined by the headers above
+#include <malloc.h>
+#endif
+
 #include "attnfc/autograd/engine.hpp"
 
 namespace attnfc::ag {
@@ -17,6 +22,15 @@ namespace attnfc::ag {
 namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMinBlock = size_t{1} << 20;
+
+// glibc serves blocks below its (adaptive, up to 32 MiB) mmap threshold from the heap
+// and keeps them resident after free(); hand them back when an arena drops its blocks,
+// so the consolidated step does not sit on top of the first step's memory.
+void return_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 // Blocks with a bump cursor. A step that outgrew one block (the first steps grow by
 // doubling) is consolidated at reset() into a single block of its peak size, so the
@@ -57,6 +71,7 @@ class Arena {
     if (blocks_.size() > 1) {
       // Every request of the last step (in order) fits in peak_ contiguous bytes.
       release();
+      return_freed_memory();
       add_block(std::max(peak_, kMinBlock));
     }
     current_ = 0;
@@ -98,6 +113,7 @@ class GradRegion {
   float* reserve(size_t floats) {
     if (floats > capacity_) {
       ::operator delete(ptr_, std::align_val_t(kAlign));
+      if (ptr_) return_freed_memory();
       ptr_ = static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t(kAlign)));
       capacity_ = floats;
     }
