@@ -1,7 +1,9 @@
 // feed_forward: y = W2 . act(W1 . x + b1) + b2 (act a GELU), one tape node instead of two
 // linears. The two-linear form keeps both the pre-activation Z and H = act(Z) (plus, in
-// the backward, dH and dZ as gradients); here only Z is kept: H is recomputed from Z in
-// the backward (one GELU, cheap) and H, dH, dZ live in scratch memory for the op only.
+// the backward, dH and dZ as gradients); here only Z is kept when H is large: H is then
+// recomputed from Z in the backward (one more GELU pass) and H, dH, dZ live in scratch
+// memory for the op only. A small H (<= kKeepHiddenFloats) is kept: there the extra
+// pass costs more than the memory is worth.
 // The GEMM calls are exactly those of linear(linear(x, W1, b1, act), W2, b2), so the
 // results are the same bits.
 #include <algorithm>
@@ -15,6 +17,8 @@
 namespace attnfc::ag {
 
 namespace {
+
+constexpr int64_t kKeepHiddenFloats = int64_t{1} << 20;  // 4 MiB
 
 struct FfnDims {
   int M, in, hidden, out;
@@ -30,7 +34,7 @@ const float* data_or_null(const Tensor& t) {
 }
 
 // in: x [M, in], W1 [hidden, in], b1 [hidden]; parts: W2 [out, hidden], b2 [out].
-// saved[0]: Z [M, hidden]; iarg[0]: the activation.
+// saved[0]: Z [M, hidden]; saved[1]: H = act(Z) when kept, else null; iarg[0]: the activation.
 // Backward (dY [M, out]):  H = act(Z);  dH = dY . W2;  dW2 += dY^T . H;  db2 += colsum(dY)
 //                          dZ = dH * act'(Z);  dX += dZ . W1;  dW1 += dZ^T . X;  db1 += colsum(dZ)
 void feed_forward_backward(const TensorNode& n) {
@@ -39,8 +43,11 @@ void feed_forward_backward(const TensorNode& n) {
   const bool tanh = static_cast<kernels::Activation>(n.iarg[0]) == kernels::Activation::GeluTanh;
   const int64_t mh = static_cast<int64_t>(d.M) * d.hidden;
   const float* dY = n.out.grad();
-  float* h = scratch_floats(mh);
-  kernels::gelu_forward(n.saved[0], h, mh, tanh);
+  float* h = n.saved[1];
+  if (!h) {
+    h = scratch_floats(mh);
+    kernels::gelu_forward(n.saved[0], h, mh, tanh);
+  }
   float* dh = scratch_zeros(mh);
   kernels::gemm(false, false, d.M, d.hidden, d.out, 1.0f, dY, d.out, W2.data(), d.hidden, 1.0f, dh,
                 d.hidden);
@@ -49,7 +56,7 @@ void feed_forward_backward(const TensorNode& n) {
                   d.hidden);
   }
   if (b2.defined() && b2.requires_grad()) detail::bias_grad(dY, d.M, d.out, b2.grad());
-  float* dz = h;  // H is no longer needed
+  float* dz = n.saved[1] ? scratch_floats(mh) : h;  // a recomputed H is no longer needed
   std::fill(dz, dz + mh, 0.0f);
   kernels::gelu_backward(n.saved[0], dh, dz, mh, tanh);
   if (x.requires_grad()) {
@@ -91,9 +98,11 @@ Tensor feed_forward(const Tensor& x_in, const Tensor& W1, const Tensor& b1, cons
   float* z = arena_floats(mh);
   kernels::gemm(false, true, d.M, d.hidden, d.in, 1.0f, x.data(), d.in, W1.data(), d.in, 0.0f, z,
                 d.hidden, kernels::Epilogue{data_or_null(b1), kernels::Activation::None});
+  const bool keep_h = mh <= kKeepHiddenFloats;
+  float* kept = keep_h ? arena_floats(mh) : nullptr;
   {
     ScratchScope scope;
-    float* h = scratch_floats(mh);
+    float* h = keep_h ? kept : scratch_floats(mh);
     kernels::gelu_forward(z, h, mh, act == kernels::Activation::GeluTanh);
     kernels::gemm(false, true, d.M, d.out, d.hidden, 1.0f, h, d.hidden, W2.data(), d.hidden, 0.0f,
                   y.data(), d.out, kernels::Epilogue{data_or_null(b2), kernels::Activation::None});
@@ -107,6 +116,7 @@ Tensor feed_forward(const Tensor& x_in, const Tensor& W1, const Tensor& b1, cons
   node->parts = extra;
   node->num_parts = 2;
   node->saved[0] = z;
+  node->saved[1] = kept;
   node->iarg[0] = static_cast<int64_t>(act);
   return y;
 }

@@ -63,28 +63,34 @@ TEST_CASE("gradcheck: add_dropout is residual + a fixed linear mask per seed") {
 }
 
 TEST_CASE("fused ops give the unfused bits, at 1 and 2 threads") {
-  ag::ParameterSet ps;
-  // Large enough for the parallel paths (GEMM, GELU, dropout chunks, bias sums).
-  const Tensor x = leaf(ps, {4, 129, 64}, -1, 1, 100);
-  const Tensor w1 = leaf(ps, {256, 64}, -0.1f, 0.1f, 101), b1 = leaf(ps, {256}, -0.1f, 0.1f, 102);
-  const Tensor w2 = leaf(ps, {64, 256}, -0.1f, 0.1f, 103), b2 = leaf(ps, {64}, -0.1f, 0.1f, 104);
-  const Tensor r = leaf(ps, {4, 129, 64}, -1, 1, 105);
-  const std::vector<Tensor> leaves{x, w1, b1, w2, b2, r};
-  auto fused = [&] {
-    return ag::add_dropout(r, ag::feed_forward(x, w1, b1, w2, b2, kGelu), 0.1f, 42, true);
-  };
-  auto unfused = [&] {
-    const Tensor h = ag::linear(ag::linear(x, w1, b1, kGelu), w2, b2);
-    return ag::add(r, ag::dropout(h, 0.1f, 42, true));
-  };
-  for (int threads : {1, 2}) {
-    CAPTURE(threads);
-    kernels::set_threads(threads);
-    const auto a = run(leaves, fused), b = run(leaves, unfused);
-    for (size_t i = 0; i < a.size(); ++i) {
-      CAPTURE(i);
-      CHECK(std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) == 0);
+  // Large enough for the parallel paths (GEMM, GELU, dropout chunks, bias sums); the
+  // second size makes feed_forward recompute the GELU output instead of keeping it.
+  for (int64_t rows : {129, 1100}) {
+    CAPTURE(rows);
+    ag::ParameterSet ps;
+    const Tensor x = leaf(ps, {4, rows, 64}, -1, 1, 100);
+    const Tensor w1 = leaf(ps, {256, 64}, -0.1f, 0.1f, 101);
+    const Tensor b1 = leaf(ps, {256}, -0.1f, 0.1f, 102);
+    const Tensor w2 = leaf(ps, {64, 256}, -0.1f, 0.1f, 103);
+    const Tensor b2 = leaf(ps, {64}, -0.1f, 0.1f, 104);
+    const Tensor r = leaf(ps, {4, rows, 64}, -1, 1, 105);
+    const std::vector<Tensor> leaves{x, w1, b1, w2, b2, r};
+    auto fused = [&] {
+      return ag::add_dropout(r, ag::feed_forward(x, w1, b1, w2, b2, kGelu), 0.1f, 42, true);
+    };
+    auto unfused = [&] {
+      const Tensor h = ag::linear(ag::linear(x, w1, b1, kGelu), w2, b2);
+      return ag::add(r, ag::dropout(h, 0.1f, 42, true));
+    };
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      kernels::set_threads(threads);
+      const auto a = run(leaves, fused), b = run(leaves, unfused);
+      for (size_t i = 0; i < a.size(); ++i) {
+        CAPTURE(i);
+        CHECK(std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) == 0);
+      }
     }
+    kernels::set_threads(0);
   }
-  kernels::set_threads(0);
 }
