@@ -48,8 +48,9 @@ void feed_forward_backward(const TensorNode& n) {
     h = scratch_floats(mh);
     kernels::gelu_forward(n.saved[0], h, mh, tanh);
   }
-  float* dh = scratch_zeros(mh);
-  kernels::gemm(false, false, d.M, d.hidden, d.out, 1.0f, dY, d.out, W2.data(), d.hidden, 1.0f, dh,
+  // beta = 0: the product is written, not added to zeros (same values, no memset).
+  float* dh = scratch_floats(mh);
+  kernels::gemm(false, false, d.M, d.hidden, d.out, 1.0f, dY, d.out, W2.data(), d.hidden, 0.0f, dh,
                 d.hidden);
   if (W2.requires_grad()) {
     kernels::gemm(true, false, d.out, d.hidden, d.M, 1.0f, dY, d.out, h, d.hidden, 1.0f, W2.grad(),
