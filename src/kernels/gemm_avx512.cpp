@@ -2,7 +2,9 @@
 // Per k it loads two B vectors and broadcasts 12 A values: 24 FMAs against 14 loads,
 // which keeps both FMA ports of Ice Lake busy while the loads fit the two load ports.
 // 24 independent accumulators cover the FMA latency (4 cycles x 2 ports = 8 needed).
-// The bias/activation epilogue is fused into the masked store.
+// The bias/activation epilogue is fused into the masked store. One template gives the
+// packed form and the forms that read op(A) (row-major, or transposed while packing it)
+// or row-major op(B) (while packing it) in place; see gemm_driver.cpp for when.
 #include "gemm_internal.hpp"
 
 #if defined(__AVX512F__)

@@ -21,7 +21,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <new>
 
