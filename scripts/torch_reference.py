@@ -77,7 +77,8 @@ class PatchTransformer:
 
     # --- non-differentiable inputs (MODEL.md "Normalisation and tokens"), in float64
     def prepare(self, ctx, obs, last_only=False):
-        """ctx, obs: [B, L, C] arrays. Returns features [B,N,2PC], scale, offset [B,n,1,C]."""
+        """ctx, obs: [B, L, C] arrays. Returns features [B,N,2PC], scale, offset [B,n,1,C] and
+        the linear shortcut's inputs [B,n,K] (None when model.linear_lookback is 0)."""
         cfg, P, N, C, L = self.cfg, self.P, self.N, self.C, self.L
         B = ctx.shape[0]
         m = obs.reshape(B, L, C) != 0
@@ -110,7 +111,16 @@ class PatchTransformer:
         scale = sigma[:, sel, None, :].astype(np.float32)
         offset = base[:, sel, None, :].astype(np.float32)
         t = lambda a: torch.tensor(np.ascontiguousarray(a), dtype=self.dtype)
-        return t(feats), t(scale), t(offset)
+        K = cfg.get("linear_lookback", 0)
+        if K == 0:
+            return t(feats), t(scale), t(offset), None
+        # MODEL.md 4: step (n+1)P - K + k for k = 0..K-1, as (x - base) / sigma; 0 before
+        # the window start and where unobserved. C == 1 (the config forbids mixed).
+        idx = (np.arange(N)[:, None] + 1) * P - K + np.arange(K)[None, :]  # [N, K]
+        ok = (idx >= 0)[None] & m[:, np.maximum(idx, 0), 0]  # [B, N, K]
+        xs = x[:, np.maximum(idx, 0), 0]
+        look = np.where(ok, (xs - base[:, :, 0:1]) / sigma[:, :, 0:1], 0.0)[:, sel, :]
+        return t(feats), t(scale), t(offset), t(look.astype(np.float32))
 
     def linear(self, x, name, act=None):
         y = F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"])
@@ -131,7 +141,7 @@ class PatchTransformer:
         out = (w @ v).transpose(1, 2).reshape(B, N, d)
         return F.linear(out, self.p[name + ".out_proj.weight"], self.p[name + ".out_proj.bias"])
 
-    def forward(self, feats, scale, offset, last_only=False):
+    def forward(self, feats, scale, offset, last_only=False, lookback=None):
         cfg = self.cfg
         if cfg["embedding"] == "linear":
             x = self.linear(feats, "embed")
@@ -153,7 +163,10 @@ class PatchTransformer:
         x = self.layernorm(x, "final_norm")
         if last_only:
             x = x[:, -1:, :]
-        raw = self.linear(x, "head").reshape(x.shape[0], x.shape[1], self.H, self.C)
+        raw = self.linear(x, "head")
+        if lookback is not None:  # linear shortcut, [B, n, K] -> [B, n, H]
+            raw = raw + self.linear(lookback, "linear_skip")
+        raw = raw.reshape(x.shape[0], x.shape[1], self.H, self.C)
         return raw * scale + offset  # [B, n, H, C]
 
     def loss(self, window, observed=None):
@@ -162,8 +175,8 @@ class PatchTransformer:
         if observed is None:
             observed = np.ones_like(window)
         last_only = cfg["loss_positions"] == "last"
-        feats, scale, offset = self.prepare(window[:, :L], observed[:, :L], last_only)
-        pred = self.forward(feats, scale, offset, last_only)
+        feats, scale, offset, look = self.prepare(window[:, :L], observed[:, :L], last_only)
+        pred = self.forward(feats, scale, offset, last_only, look)
         ns = [self.N - 1] if last_only else range(self.N)
         tgt = np.stack([window[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
         msk = np.stack([observed[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
@@ -215,9 +228,9 @@ def cmd_check(args):
         name = f[len("case_"):-len(".safetensors")]
         model = load_model(os.path.join(d, f))
         data, _ = read_safetensors(os.path.join(d, f"case_{name}_data.safetensors"))
-        feats, scale, offset = model.prepare(data["context"], data["observed"])
+        feats, scale, offset, look = model.prepare(data["context"], data["observed"])
         with torch.no_grad():
-            y = model.forward(feats, scale, offset).reshape(-1).numpy()
+            y = model.forward(feats, scale, offset, False, look).reshape(-1).numpy()
         worst = float(np.abs(y - data["forward"]).max())
         worst_all = max(worst_all, worst)
         print(f"case {name:24s} max |torch - attnfc| = {worst:.3e}")
@@ -250,9 +263,9 @@ def cmd_predict(args):
     model = load_model(args.checkpoint)
     rows = np.loadtxt(args.context, delimiter=",", ndmin=2).astype(np.float32)
     ctx = rows[:, -model.L:][:, :, None]
-    feats, scale, offset = model.prepare(ctx, np.ones_like(ctx), last_only=True)
+    feats, scale, offset, look = model.prepare(ctx, np.ones_like(ctx), last_only=True)
     with torch.no_grad():
-        y = model.forward(feats, scale, offset, last_only=True)[:, 0, :, 0].numpy()
+        y = model.forward(feats, scale, offset, True, look)[:, 0, :, 0].numpy()
     np.savetxt(sys.stdout, y, delimiter=",", fmt="%.7g")
     return 0
 
@@ -354,7 +367,7 @@ def bench_one(args):
     opt = torch.optim.AdamW(list(model.p.values()), lr=1e-4)
     window = rng.standard_normal((B, L + H, 1)).astype(np.float32)
     # Inputs are prepared once: the benchmark measures the network, not numpy loops.
-    feats, scale, offset = model.prepare(window[:, :L], np.ones((B, L, 1)))
+    feats, scale, offset, _ = model.prepare(window[:, :L], np.ones((B, L, 1)))
     tgt = torch.randn(B, L // P, H, 1)
 
     # Memory: the peak RSS during training minus the RSS after model construction (weights

@@ -223,6 +223,15 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   Progress progress(opt.tty, tc.epochs, steps_per_epoch, B);
   int64_t steps_this_call = 0;
   double last_val = st.records.empty() ? std::nan("") : st.records.back().val_loss;
+  if (!opt.resume) {
+    // The starting point is a candidate too (update 0 of the early stopper, "epoch 0"):
+    // with a least-squares shortcut or a zero head it is already a fair forecaster, and
+    // when no training epoch beats it on validation, the run keeps it instead of an
+    // epoch that only overfitted.
+    last_val = validation_mse(net, val_windows, tc.eval_batch_size, tc.max_val_windows);
+    spdlog::info("initial model: validation MSE {:.5f}", last_val);
+    if (st.stopper.update(last_val)) model::save_checkpoint(model_path, net, meta);
+  }
 
   while (st.epoch < tc.epochs && !st.stopper.should_stop()) {
     train_windows.shuffle(kernels::random_bits(tc.seed ^ kShuffleStream, st.epoch));
@@ -285,7 +294,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
             where, ckpt_path, opt.out_dir);
         return {TrainResult::Status::kInterrupted,
                 st.epoch,
-                st.stopper.best_epoch() + 1,
+                st.stopper.best_epoch(),
                 st.stopper.best(),
                 st.global_step,
                 nullptr};
@@ -321,7 +330,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   model::Checkpoint::read(model_path).load_into(net);
   TrainResult result{TrainResult::Status::kFinished,
                      st.epoch,
-                     st.stopper.best_epoch() + 1,
+                     st.stopper.best_epoch(),
                      st.stopper.best(),
                      st.global_step,
                      nullptr};

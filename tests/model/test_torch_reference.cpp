@@ -49,6 +49,13 @@ std::vector<Case> forward_cases() {
   m.norm = model::InputNorm::kNone;
   m.positional = model::PositionalEncoding::kNone;
   cases.push_back({"mixed_point_tokens", m});
+  ModelConfig k = c;  // linear shortcut across patch boundaries, padded at the start
+  k.linear_lookback = 5;
+  cases.push_back({"linear_shortcut", k});
+  ModelConfig kv = c;  // longer than the context, offset mu instead of the last value
+  kv.linear_lookback = 12;
+  kv.target = model::HeadTarget::kValue;
+  cases.push_back({"linear_shortcut_value", kv});
   return cases;
 }
 

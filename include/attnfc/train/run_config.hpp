@@ -53,7 +53,7 @@ struct TrainConfig {
   // fitted on the training rows, see linear_init.hpp) or "zero".
   std::string linear_init = "least_squares";
   // Learning-rate multiplier of the linear shortcut's parameters; 0 keeps them fixed.
-  double linear_lr_scale = 1.0;
+  double linear_lr_scale = 0.01;
   // Ridge of the least-squares start, relative to the mean diagonal of X^T X.
   double linear_ridge = 1.0;
 };

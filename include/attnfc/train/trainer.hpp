@@ -40,7 +40,7 @@ struct TrainResult {
   enum class Status { kFinished, kInterrupted, kAlreadyFinished };
   Status status = Status::kFinished;
   int epochs_run = 0;   // epochs completed in total (including before a resume)
-  int best_epoch = -1;  // 1-based; -1 if none
+  int best_epoch = -1;  // 1-based training epoch, 0 = the initial model; -1 if none
   double best_val_loss = 0;
   int64_t steps = 0;       // optimiser steps in total
   nlohmann::json metrics;  // what metrics.json holds (null unless finished)
