@@ -1,6 +1,7 @@
 #include "attnfc/train/evaluate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -105,8 +106,10 @@ std::string format_table(const std::vector<ScoredModel>& scored) {
     out += buf;
     for (const auto& s : scored) {
       const Metrics& m = original ? s.original : s.scaled;
-      std::snprintf(buf, sizeof buf, "%-*s %10.4f %10.4f %10.4f %10.2f %10.2f %10.4f\n",
-                    static_cast<int>(width), s.name.c_str(), m.mse, m.mae, m.rmse, m.mape, m.smape,
+      char mape[32] = "n/a";  // undefined when the actuals change sign (metrics.hpp)
+      if (!std::isnan(m.mape)) std::snprintf(mape, sizeof mape, "%.2f", m.mape);
+      std::snprintf(buf, sizeof buf, "%-*s %10.4f %10.4f %10.4f %10s %10.2f %10.4f\n",
+                    static_cast<int>(width), s.name.c_str(), m.mse, m.mae, m.rmse, mape, m.smape,
                     m.mase);
       out += buf;
     }

@@ -6,7 +6,8 @@
 namespace attnfc::train {
 
 nlohmann::json to_json(const Metrics& m) {
-  return {{"mse", m.mse},     {"mae", m.mae},   {"rmse", m.rmse},       {"mape", m.mape},
+  const nlohmann::json mape = std::isnan(m.mape) ? nlohmann::json() : nlohmann::json(m.mape);
+  return {{"mse", m.mse},     {"mae", m.mae},   {"rmse", m.rmse},       {"mape", mape},
           {"smape", m.smape}, {"mase", m.mase}, {"windows", m.windows}, {"values", m.values}};
 }
 
@@ -72,6 +73,8 @@ void MetricAccumulator::add(const float* forecast, const float* actual) {
       se += e * e;
       ae_c += abs_e;
       ++n_c;
+      seen_positive_ |= y > 0;
+      seen_negative_ |= y < 0;
       if (std::fabs(y) > 1e-8) {
         ape += abs_e / std::fabs(y);
         ++n_ape;
@@ -110,6 +113,7 @@ Metrics MetricAccumulator::result() const {
   m.rmse = std::sqrt(m.mse);
   m.smape = 100.0 * sum_sape_ / w;
   m.mape = ape_windows_ > 0 ? 100.0 * sum_ape_ / static_cast<double>(ape_windows_) : 0.0;
+  if (seen_positive_ && seen_negative_) m.mape = std::nan("");  // undefined, see metrics.hpp
   if (!scale_.empty()) {
     double sum = 0;
     int used = 0;

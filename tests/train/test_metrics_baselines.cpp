@@ -34,6 +34,22 @@ TEST_CASE("metrics of one window match hand computation") {
   CHECK(m.values == 4);
 }
 
+TEST_CASE("MAPE is undefined (NaN, JSON null) when the actual values change sign") {
+  const float f[] = {1.5f, -0.5f};
+  const float y[] = {1.0f, -1.0f};
+  MetricAccumulator acc(2, 1);
+  acc.add(f, y);
+  const Metrics m = acc.result();
+  CHECK(std::isnan(m.mape));
+  CHECK(to_json(m)["mape"].is_null());
+  CHECK(m.smape > 0);  // the other metrics are still computed
+  // All negative is fine: a percentage of a quantity that keeps its sign.
+  const float yn[] = {-2.0f, -4.0f}, fn[] = {-1.0f, -4.0f};
+  MetricAccumulator neg(2, 1);
+  neg.add(fn, yn);
+  CHECK(neg.result().mape == doctest::Approx(25.0));
+}
+
 TEST_CASE("metrics average window means and skip missing actuals") {
   MetricAccumulator acc(2, 1);
   const float f1[] = {1, 1}, y1[] = {0, 0};              // window mse 1

@@ -6,7 +6,10 @@
 //
 //   MSE, MAE      mean squared / absolute error
 //   RMSE          sqrt(MSE) of the whole split (not a mean of per-window RMSEs)
-//   MAPE          100 * mean |e| / |y|, over targets with |y| > 1e-8 (zero targets are skipped)
+//   MAPE          100 * mean |e| / |y|, over targets with |y| > 1e-8 (zero targets are skipped).
+//                 NaN (printed "n/a", JSON null) when the actual values change sign: a
+//                 percentage of a quantity that crosses zero (z-scored data, temperatures
+//                 in Celsius, ETTh1's OT) explodes near the crossing and means nothing.
 //   sMAPE         100 * mean 2|e| / (|y| + |yhat|), 0 where both are 0
 //   MASE          per channel MAE / (in-sample seasonal-naive MAE of the training data),
 //                 then averaged over channels (Hyndman & Koehler 2006)
@@ -51,6 +54,7 @@ class MetricAccumulator {
   // Sums of per-window means, in window order.
   double sum_se_ = 0, sum_ae_ = 0, sum_ape_ = 0, sum_sape_ = 0;
   int64_t ape_windows_ = 0;
+  bool seen_positive_ = false, seen_negative_ = false;  // among observed actual values
   std::vector<double> sum_ae_channel_;
   std::vector<int64_t> windows_channel_;
   int64_t windows_ = 0, values_ = 0;
