@@ -164,10 +164,13 @@ class PatchTransformer:
         if last_only:
             x = x[:, -1:, :]
         raw = self.linear(x, "head")
-        if lookback is not None:  # linear shortcut, [B, n, K] -> [B, n, H]
-            raw = raw + self.linear(lookback, "linear_skip")
+        if lookback is not None:  # linear shortcut, [B, n, K] -> [B, n, H]; bias after
+            raw = raw + F.linear(lookback, self.p["linear_skip.weight"])
         raw = raw.reshape(x.shape[0], x.shape[1], self.H, self.C)
-        return raw * scale + offset  # [B, n, H, C]
+        pred = raw * scale + offset  # [B, n, H, C]
+        if lookback is not None:
+            pred = pred + self.p["linear_skip.bias"][None, None, :, None]
+        return pred
 
     def loss(self, window, observed=None):
         """window [B, L+H, C]: MODEL.md "Training loss"."""

@@ -92,9 +92,12 @@ PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& 
   ag::init_constant(head_.bias, 0.0f);
   if (config_.linear_lookback > 0) {
     // Also zero, for the same reason: the shortcut starts as "repeat the offset".
-    linear_skip_ = nn::Linear(params, "linear_skip", config_.linear_lookback, H, true, 0);
+    // The bias is added after de-normalisation (data units), as NLinear's is, so that
+    // a least-squares start carries over exactly (see docs/MODEL.md section 4).
+    linear_skip_ = nn::Linear(params, "linear_skip", config_.linear_lookback, H, false, 0);
+    linear_skip_bias_ = params.create("linear_skip.bias", {H});
     ag::init_constant(linear_skip_.weight, 0.0f);
-    ag::init_constant(linear_skip_.bias, 0.0f);
+    ag::init_constant(linear_skip_bias_, 0.0f);
   }
 }
 
@@ -169,10 +172,13 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
 
   // Head and output de-normalisation: pred = head(x) * sigma + base, [B, n_out, H, C].
   ag::Tensor raw = head_.forward(x);  // [B, n_out, H * C]
-  // Linear shortcut (C == 1): [B, n_out, K] -> [B, n_out, H], added before de-normalising.
-  if (config_.linear_lookback > 0) raw = ag::add(raw, linear_skip_.forward(in.lookback));
-  raw = raw.reshape({B, n_out, H, C});
-  return detail::scale_shift(raw, in.scale, in.offset);
+  if (config_.linear_lookback == 0)
+    return detail::scale_shift(raw.reshape({B, n_out, H, C}), in.scale, in.offset);
+  // Linear shortcut (C == 1): s W^T [B, n_out, K] -> [B, n_out, H] joins the head before
+  // de-normalising; its bias [H] is added after, in data units.
+  raw = ag::add(raw, linear_skip_.forward(in.lookback)).reshape({B, n_out, H, C});
+  const ag::Tensor pred = detail::scale_shift(raw, in.scale, in.offset);
+  return ag::add(pred, linear_skip_bias_.reshape({H, 1}));
 }
 
 ag::Tensor PatchTransformer::forward(const ag::Tensor& context, const ag::Tensor& observed,

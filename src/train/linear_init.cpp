@@ -46,6 +46,9 @@ int64_t init_linear_shortcut(model::PatchTransformer& net, const data::TimeSerie
   const std::vector<double>& w = fit.weights();  // [H, K], the layout of the parameter
   float* dst = weight.data();
   for (size_t i = 0; i < w.size(); ++i) dst[i] = static_cast<float>(w[i]);
+  const std::vector<double>& b = fit.bias();  // [H], in data units like the model's
+  float* bias = net.parameters().find("linear_skip.bias").data();
+  for (size_t i = 0; i < b.size(); ++i) bias[i] = static_cast<float>(b[i]);
   return fit.fit_windows();
 }
 

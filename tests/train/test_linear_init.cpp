@@ -69,7 +69,7 @@ TEST_CASE("linear shortcut least-squares start: the untrained model is NLinear")
         const std::vector<float> got = net.forecast(ctx);
         const double last = ctx[15];
         for (int h = 0; h < 5; ++h) {
-          double want = last;
+          double want = last + fit.bias()[h];
           for (int k = 0; k < lookback; ++k)
             want += w[h * lookback + k] * (ctx[16 - lookback + k] - last);
           CHECK(got[h] == doctest::Approx(want).epsilon(1e-4));

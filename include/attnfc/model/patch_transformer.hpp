@@ -109,7 +109,8 @@ class PatchTransformer {
   std::vector<Block> blocks_;
   nn::LayerNorm final_norm_;
   nn::Linear head_;
-  nn::Linear linear_skip_;  // [H, linear_lookback] when linear_lookback > 0
+  nn::Linear linear_skip_;       // weight [H, linear_lookback], no bias: see below
+  ag::Tensor linear_skip_bias_;  // [H], added after de-normalisation (data units)
 };
 
 }  // namespace attnfc::model

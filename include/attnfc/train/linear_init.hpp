@@ -8,8 +8,8 @@
 // or two; starting the shortcut at its optimum lets training spend its epochs on
 // what the attention layers add. The model's shortcut works on (x - last) / sigma
 // and its output is multiplied by sigma again, so a linear map fitted in scaled data
-// units carries over unchanged (bias aside: it is left at zero, because it would be
-// multiplied by each window's sigma).
+// units carries over unchanged; the shortcut's bias is added in data units, after
+// de-normalisation, so NLinear's bias carries over too.
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/model/patch_transformer.hpp"
@@ -18,10 +18,10 @@ namespace attnfc::train {
 
 // Fits NLinear with lookback model.linear_lookback and horizon model.horizon on every
 // training window of `scaled` (rows of split.train; unobserved values excluded) and
-// copies its weights into the parameter "linear_skip.weight". `ridge` is relative to the
-// mean diagonal of X^T X (NLinear::fit). Returns the number of
-// windows fitted. Throws InputError when the model has no shortcut, its target is not
-// "delta", or the training rows are too few for a least-squares fit.
+// copies its weights and bias into "linear_skip.weight" and "linear_skip.bias". `ridge` is relative
+// to the mean diagonal of X^T X (NLinear::fit). Returns the number of windows fitted. Throws
+// InputError when the model has no shortcut, its target is not "delta", or the training rows are
+// too few for a least-squares fit.
 int64_t init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
                              const data::Split& split, double ridge);
 
