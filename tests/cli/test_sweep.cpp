@@ -73,3 +73,64 @@ TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and r
   CHECK(fs::exists(dir + "/sweep/runs/c00_s2/metrics.json"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("scripts/sweep: 12 runs, interrupted by Ctrl-C, resume and finish the table") {
+  if (sh("command -v jq && command -v parallel && command -v setsid").code != 0) {
+    MESSAGE("jq, GNU parallel or setsid is missing; sweep interruption not tested");
+    return;
+  }
+  const std::string dir =
+      (fs::temp_directory_path() / ("attnfc_sweep_int_" + std::to_string(::getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+    std::ofstream out(dir + "/head.csv");
+    std::string line;
+    for (int i = 0; i < 601 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  std::ofstream(dir + "/base.json") << R"({
+  "data": {"path": ")" + dir + R"(/head.csv", "columns": ["OT"],
+           "split": {"train_rows": 400, "val_rows": 80, "test_rows": 80}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 2},
+  "train": {"epochs": 3, "batch_size": 16, "max_steps_per_epoch": 6}
+})";
+  std::ofstream(dir + "/grid.json") << R"({"model.d_model": [8, 16], "train.lr": [0.001, 0.003]})";
+  const std::string sweep = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
+                            "/base.json " + dir + "/grid.json --seeds 1,2,3 --out " + dir +
+                            "/sweep -j 2 --bin " + ATTNFC_BINARY;
+  // Start the sweep in its own process group, wait for its first finished run, then
+  // send SIGINT to the whole group, as Ctrl-C in a terminal does (bash: dash's kill
+  // cannot signal a process group).
+  std::ofstream(dir + "/interrupt.sh") << "cd " + dir + "\n(setsid bash -c 'echo $$ > pgid; exec " +
+                                              sweep + "' > log1 2>&1; echo $? > rc1) &\n" +
+                                              R"sh(for i in $(seq 1 600); do
+  grep -q '^done' log1 2>/dev/null && break; sleep 0.05
+done
+kill -INT -- -"$(cat pgid)"
+wait
+cat rc1
+)sh";
+  Run r = sh("bash " + dir + "/interrupt.sh");
+  const std::string log1 = slurp(dir + "/log1");
+  CAPTURE(log1);
+  CHECK(r.out.find("130") != std::string::npos);
+  CHECK(log1.find("interrupted with") != std::string::npos);
+  CHECK(log1.find("FAILED") == std::string::npos);
+  int finished = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/sweep/runs"))
+    finished += fs::exists(e.path() / "metrics.json");
+  CHECK(finished >= 1);
+  CHECK(finished < 12);
+
+  r = sh(sweep);
+  CAPTURE(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("skip   c00_s") != std::string::npos);
+  const std::string md = slurp(dir + "/sweep/results.md");
+  for (const char* row : {"| c00 | 8 | 0.001 | 3/3 |", "| c01 | 8 | 0.003 | 3/3 |",
+                          "| c02 | 16 | 0.001 | 3/3 |", "| c03 | 16 | 0.003 | 3/3 |"})
+    CHECK(md.find(row) != std::string::npos);
+  fs::remove_all(dir);
+}
