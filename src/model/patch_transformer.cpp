@@ -157,21 +157,24 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
     ag::Tensor weights;
-    const ag::Tensor a = b.attn.forward(b.norm1.forward(x), causal, attention ? &weights : nullptr);
+    // x + dropout(attn(norm1(x))), then x + dropout(ff_out(gelu(ff_in(norm2(x))))): the
+    // same values as the unfused ops, with the LayerNorms fused into the projections that
+    // follow them and the residual dropouts into those that precede them, so neither the
+    // normalised inputs, the branch outputs nor the GELU output are stored.
+    x = b.attn.forward(x, b.norm1.as_prenorm(), causal,
+                       ag::ResidualDropout{x, p, site_seed(options, 1 + 2 * i), train},
+                       attention ? &weights : nullptr);
     if (attention) attention->push_back(weights);
-    // Fused residual dropout and feed-forward: the same values as x + dropout(.) and
-    // ff_out(gelu(ff_in(.))), without storing the dropped-out branch or the GELU output.
-    x = ag::add_dropout(x, a, p, site_seed(options, 1 + 2 * i), train);
-    const ag::Tensor f =
-        nn::feed_forward(b.ff_in, b.ff_out, b.norm2.forward(x), kernels::Activation::GeluTanh);
-    x = ag::add_dropout(x, f, p, site_seed(options, 2 + 2 * i), train);
+    x = nn::feed_forward(b.ff_in, b.ff_out, x, kernels::Activation::GeluTanh, b.norm2.as_prenorm(),
+                         ag::ResidualDropout{x, p, site_seed(options, 2 + 2 * i), train});
   }
-  x = final_norm_.forward(x);
+  // The final LayerNorm is per position, so the last position may be sliced off first.
   if (last_only) x = x.slice(1, N - 1, N).contiguous();
   const int64_t n_out = last_only ? 1 : N;
 
-  // Head and output de-normalisation: pred = head(x) * sigma + base, [B, n_out, H, C].
-  ag::Tensor raw = head_.forward(x);  // [B, n_out, H * C]
+  // Head and output de-normalisation: pred = head(final_norm(x)) * sigma + base,
+  // [B, n_out, H, C].
+  ag::Tensor raw = ag::linear(x, final_norm_.as_prenorm(), head_.weight, head_.bias, {});
   if (config_.linear_lookback == 0)
     return detail::scale_shift(raw.reshape({B, n_out, H, C}), in.scale, in.offset);
   // Linear shortcut (C == 1): s W^T [B, n_out, K] -> [B, n_out, H] joins the head before

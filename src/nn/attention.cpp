@@ -131,6 +131,16 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, const AttentionMask&
   return ag::linear(merge_heads(o, d_model), out_proj_weight, out_proj_bias);
 }
 
+ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, const ag::PreNorm& norm,
+                                       const AttentionMask& mask, const ag::ResidualDropout& res,
+                                       ag::Tensor* weights_out) const {
+  check_input(x, d_model, "x");
+  ag::Tensor qkv[3];
+  split_heads(ag::linear(x, norm, in_proj_weight, in_proj_bias, {}), 3, heads, qkv);
+  const ag::Tensor o = attend(qkv[0], qkv[1], qkv[2], mask, weights_out, true);
+  return ag::linear(merge_heads(o, d_model), {}, out_proj_weight, out_proj_bias, res);
+}
+
 ag::Tensor MultiHeadAttention::forward(const ag::Tensor& query, const ag::Tensor& key_value,
                                        const AttentionMask& mask, ag::Tensor* weights_out) const {
   check_input(query, d_model, "query");

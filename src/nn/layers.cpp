@@ -36,6 +36,12 @@ ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Ten
   return ag::feed_forward(x, first.weight, first.bias, second.weight, second.bias, act);
 }
 
+ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Tensor& x,
+                        kernels::Activation act, const ag::PreNorm& norm,
+                        const ag::ResidualDropout& res) {
+  return ag::feed_forward(x, norm, first.weight, first.bias, second.weight, second.bias, act, res);
+}
+
 LayerNorm::LayerNorm(ag::ParameterSet& params, const std::string& name, int dim, float eps)
     : eps(eps) {
   if (dim < 1)

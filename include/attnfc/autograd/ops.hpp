@@ -24,6 +24,29 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool ta = false, bool tb = false
 Tensor feed_forward(const Tensor& x, const Tensor& W1, const Tensor& b1, const Tensor& W2,
                     const Tensor& b2, kernels::Activation act);
 
+// Pieces fused around linear / feed_forward to save memory (ops_fused_linear.cpp):
+// PreNorm, a LayerNorm on the input whose output is never stored (the backward recomputes
+// it from the input; the op saves only mean/rstd), and ResidualDropout, the block's
+// residual + dropout(out) written over the op's own output (the branch is never stored).
+// The values and gradients are the bits of the unfused composition.
+struct PreNorm {
+  Tensor gamma, beta;  // gamma undefined: no LayerNorm
+  float eps = 1e-5f;
+};
+struct ResidualDropout {
+  Tensor residual;  // undefined: no residual
+  float p = 0.0f;
+  uint64_t seed = 0;
+  bool training = false;
+};
+// add_dropout(res.residual, linear(layernorm(x, norm), W, b), res.p, res.seed, res.training)
+Tensor linear(const Tensor& x, const PreNorm& norm, const Tensor& W, const Tensor& b,
+              const ResidualDropout& res);
+// add_dropout(res.residual, feed_forward(layernorm(x, norm), W1, b1, W2, b2, act), ...)
+Tensor feed_forward(const Tensor& x, const PreNorm& norm, const Tensor& W1, const Tensor& b1,
+                    const Tensor& W2, const Tensor& b2, kernels::Activation act,
+                    const ResidualDropout& res);
+
 Tensor add(const Tensor& a, const Tensor& b);  // broadcasting
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);

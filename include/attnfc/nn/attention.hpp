@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attnfc/autograd/ops.hpp"
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/autograd/tensor.hpp"
 
@@ -37,6 +38,12 @@ class MultiHeadAttention {
   // Self-attention: x [B, L, d] -> [B, L, d].
   ag::Tensor forward(const ag::Tensor& x, const AttentionMask& mask = {},
                      ag::Tensor* weights_out = nullptr) const;
+  // A pre-norm Transformer block's attention half, x [B, L, d] -> [B, L, d]:
+  // res.residual + dropout(forward(layernorm(x, norm), mask)) with the same values, the
+  // LayerNorm fused into the QKV projection and the residual dropout into the output
+  // projection (ag::PreNorm, ag::ResidualDropout): neither is stored for the backward.
+  ag::Tensor forward(const ag::Tensor& x, const ag::PreNorm& norm, const AttentionMask& mask,
+                     const ag::ResidualDropout& res, ag::Tensor* weights_out = nullptr) const;
   // Cross-attention: query [B, Lq, d], key_value [B, Lk, d] -> [B, Lq, d].
   ag::Tensor forward(const ag::Tensor& query, const ag::Tensor& key_value,
                      const AttentionMask& mask, ag::Tensor* weights_out = nullptr) const;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attnfc/autograd/ops.hpp"
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/autograd/tensor.hpp"
 #include "attnfc/kernels/gemm.hpp"
@@ -28,6 +29,11 @@ class Linear {
 // only first's pre-activation (ag::feed_forward): a Transformer feed-forward block.
 ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Tensor& x,
                         kernels::Activation act);
+// res.residual + dropout(feed_forward(first, second, layernorm(x, norm), act)), fused
+// (ag::feed_forward with a PreNorm and a ResidualDropout): a pre-norm block's second half.
+ag::Tensor feed_forward(const Linear& first, const Linear& second, const ag::Tensor& x,
+                        kernels::Activation act, const ag::PreNorm& norm,
+                        const ag::ResidualDropout& res);
 
 class LayerNorm {
  public:
@@ -35,6 +41,8 @@ class LayerNorm {
   // Registers "<name>.weight" and "<name>.bias" [dim].
   LayerNorm(ag::ParameterSet& params, const std::string& name, int dim, float eps = 1e-5f);
   ag::Tensor forward(const ag::Tensor& x) const;
+  // This LayerNorm for fusing into the op that follows it (ag::PreNorm).
+  ag::PreNorm as_prenorm() const { return ag::PreNorm{weight, bias, eps}; }
   ag::Tensor weight, bias;
   float eps = 1e-5f;
 };
