@@ -1,7 +1,12 @@
 // Fused model ops (see model_ops.hpp): forward and backward side by side.
 #include "model_ops.hpp"
 
+#include <new>
+
 #include "attnfc/autograd/engine.hpp"
+#include "attnfc/autograd/ops.hpp"
+#include "attnfc/kernels/dropout.hpp"
+#include "attnfc/kernels/gemm.hpp"
 
 namespace attnfc::model::detail {
 
@@ -42,7 +47,84 @@ void add_positional_backward(const ag::TensorNode& node) {
   }
 }
 
+// in: features [M, K], W [d, K], b [d]; parts: pe [N, d]. iarg[0]: seed (bit pattern),
+// iarg[1]: dropout applied; farg[0]: p.
+void embed_tokens_backward(const ag::TensorNode& node) {
+  const ag::Tensor &x = node.in[0], &W = node.in[1], &b = node.in[2], &pe = node.parts[0];
+  const int d = static_cast<int>(W.size(0)), K = static_cast<int>(W.size(1));
+  const int M = static_cast<int>(x.numel() / K);
+  const int64_t n = node.out.numel();
+  const float* g = node.out.grad();
+  if (node.iarg[1] != 0) {
+    float* masked = ag::scratch_zeros(n);
+    kernels::dropout_backward(g, masked, n, static_cast<uint64_t>(node.iarg[0]), node.farg[0]);
+    g = masked;
+  }
+  if (pe.defined() && pe.requires_grad()) {
+    const int64_t Nd = pe.numel();
+    float* dpe = pe.grad();
+    for (int64_t r = 0; r < n / Nd; ++r) {
+      for (int64_t i = 0; i < Nd; ++i) dpe[i] += g[r * Nd + i];
+    }
+  }
+  if (W.requires_grad()) {
+    kernels::gemm(true, false, d, K, M, 1.0f, g, d, x.data(), K, 1.0f, W.grad(), K);
+  }
+  if (b.defined() && b.requires_grad()) {
+    float* db = b.grad();
+    for (int r = 0; r < M; ++r) {
+      for (int j = 0; j < d; ++j) db[j] += g[static_cast<int64_t>(r) * d + j];
+    }
+  }
+  if (x.requires_grad()) {
+    kernels::gemm(false, false, M, K, d, 1.0f, g, d, W.data(), K, 1.0f, x.grad(), K);
+  }
+}
+
 }  // namespace
+
+ag::Tensor embed_tokens(const ag::Tensor& x, const ag::Tensor& W, const ag::Tensor& b,
+                        const ag::Tensor& pe, float p, uint64_t seed, bool training) {
+  const bool fusable = x.ndim() == 3 && x.is_contiguous() && W.ndim() == 2 && W.is_contiguous() &&
+                       x.size(2) == W.size(1) && x.numel() > 0 && b.defined() && b.ndim() == 1 &&
+                       b.size(0) == W.size(0) && b.stride(0) == 1 &&
+                       (!pe.defined() || (pe.ndim() == 2 && pe.is_contiguous() &&
+                                          pe.size(0) == x.size(1) && pe.size(1) == W.size(0))) &&
+                       p < 1.0f && ag::should_record({&x, &W, &b, &pe});
+  if (!fusable) {
+    ag::Tensor y = ag::linear(x, W, b);
+    if (pe.defined()) y = add_positional(y, pe);
+    return ag::dropout(y, p, seed, training);
+  }
+  const int d = static_cast<int>(W.size(0)), K = static_cast<int>(W.size(1));
+  const int M = static_cast<int>(x.size(0) * x.size(1));
+  ag::TensorNode* node = nullptr;
+  ag::Tensor y = ag::make_output({x.size(0), x.size(1), W.size(0)}, "embed_tokens",
+                                 embed_tokens_backward, {&x, &W, &b, &pe}, &node);
+  float* yd = y.data();
+  kernels::gemm(false, true, M, d, K, 1.0f, x.data(), K, W.data(), K, 0.0f, yd, d,
+                kernels::Epilogue{b.data(), kernels::Activation::None});
+  if (pe.defined()) {
+    const int64_t Nd = pe.numel();
+    const float* pd = pe.data();
+    for (int64_t r = 0; r < y.numel() / Nd; ++r) {
+      for (int64_t i = 0; i < Nd; ++i) yd[r * Nd + i] = yd[r * Nd + i] + pd[i];
+    }
+  }
+  const bool drop = training && p > 0.0f;
+  if (drop) kernels::dropout_forward(yd, nullptr, yd, y.numel(), seed, p);
+  auto* extra = static_cast<ag::Tensor*>(ag::arena_alloc(sizeof(ag::Tensor)));
+  new (extra) ag::Tensor(pe);
+  node->in[0] = x;
+  node->in[1] = W;
+  node->in[2] = b;
+  node->parts = extra;
+  node->num_parts = 1;
+  node->iarg[0] = static_cast<int64_t>(seed);
+  node->iarg[1] = drop ? 1 : 0;
+  node->farg[0] = p;
+  return y;
+}
 
 ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::Tensor& shift) {
   const ag::Shape want{x.size(0), x.size(1), 1, x.size(3)};

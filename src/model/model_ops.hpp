@@ -3,6 +3,8 @@
 // (autograd/engine.hpp). The generic broadcasting add/mul walk four strided
 // dimensions per element; these are the same arithmetic as flat loops, which
 // took a fifth of a training step off the S benchmark shape.
+#include <cstdint>
+
 #include "attnfc/autograd/tensor.hpp"
 
 namespace attnfc::model::detail {
@@ -11,6 +13,14 @@ namespace attnfc::model::detail {
 // x [B, M, K, C] contiguous; scale and shift [B, M, 1, C] contiguous constants (no grad).
 // Backward: dx += dy * scale.
 ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::Tensor& shift);
+
+// y = dropout(features . W^T + b + pe, p, seed): the linear patch embedding, the positional
+// encoding (pe [N, d], or undefined for none) and the first dropout as one op that stores
+// only y, with the bits of linear, add_positional and dropout (used when not recording).
+// features [B, N, K] contiguous, W [d, K], b [d]. Backward: g = dropout'(dy);
+// dpe += sum over b of g (b ascending); dW += g^T . features; db += colsum(g) (row order).
+ag::Tensor embed_tokens(const ag::Tensor& features, const ag::Tensor& W, const ag::Tensor& b,
+                        const ag::Tensor& pe, float p, uint64_t seed, bool training);
 
 // y[b, n, j] = x[b, n, j] + pe[n, j]; x [B, N, d] and pe [N, d] contiguous.
 // Backward: dx += dy; dpe[n, j] += sum over b of dy[b, n, j] (b ascending, fixed order).

@@ -140,18 +140,22 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
 
   // Patch embedding: [B, N, 2PC] -> [B, N, d].
   ag::Tensor x;
+  ag::Tensor pe;
+  if (config_.positional == PositionalEncoding::kLearned) {
+    pe = pos_embedding_;
+  } else if (config_.positional == PositionalEncoding::kSinusoidal) {
+    pe = ag::from_data({N, d}, sinusoid_.data());
+  }
   if (config_.embedding == PatchEmbedding::kLinear) {
-    x = embed_.forward(in.features);
+    // One op for embedding, positions and dropout: only the dropped-out sum is stored.
+    x = detail::embed_tokens(in.features, embed_.weight, embed_.bias, pe, p, site_seed(options, 0),
+                             train);
   } else {
     const ag::Tensor hidden = embed_hidden_.forward(in.features, kernels::Activation::GeluTanh);
     x = ag::add(embed_.forward(hidden), embed_skip_.forward(in.features));
+    if (pe.defined()) x = detail::add_positional(x, pe);
+    x = ag::dropout(x, p, site_seed(options, 0), train);
   }
-  if (config_.positional == PositionalEncoding::kLearned) {
-    x = detail::add_positional(x, pos_embedding_);
-  } else if (config_.positional == PositionalEncoding::kSinusoidal) {
-    x = detail::add_positional(x, ag::from_data({N, d}, sinusoid_.data()));
-  }
-  x = ag::dropout(x, p, site_seed(options, 0), train);
 
   const nn::AttentionMask causal{true, nullptr};
   for (size_t i = 0; i < blocks_.size(); ++i) {
