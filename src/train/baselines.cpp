@@ -141,6 +141,12 @@ void cholesky_solve(std::vector<double>& A, int n, std::vector<double>& B, int n
 }
 
 NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ridge) {
+  return fit_path(train, context, horizon, {ridge}).front();
+}
+
+std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int horizon,
+                                       const std::vector<double>& ridges) {
+  if (ridges.empty()) throw std::invalid_argument("NLinear: no ridge given");
   if (context < 1 || horizon < 1)
     throw std::invalid_argument("NLinear: context and horizon must be positive");
   const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
@@ -197,23 +203,28 @@ NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ri
       xtx[static_cast<size_t>(i) * n + j] = xtx[static_cast<size_t>(j) * n + i];
   double trace = 0;
   for (int i = 0; i < context; ++i) trace += xtx[static_cast<size_t>(i) * n + i];
-  // The last input is always 0 after normalisation; the ridge also makes that direction solvable.
-  const double lambda = std::max(ridge * trace / context, 1e-12);
-  for (int i = 0; i < context; ++i) xtx[static_cast<size_t>(i) * n + i] += lambda;
-  cholesky_solve(xtx, n, xty, horizon);
-
-  NLinear m;
-  m.context_ = context;
-  m.horizon_ = horizon;
-  m.fit_windows_ = used;
-  m.weight_.assign(static_cast<size_t>(horizon) * context, 0.0);
-  m.bias_.assign(horizon, 0.0);
-  for (int k = 0; k < horizon; ++k) {
-    for (int i = 0; i < context; ++i)
-      m.weight_[static_cast<size_t>(k) * context + i] = xty[static_cast<size_t>(i) * horizon + k];
-    m.bias_[k] = xty[static_cast<size_t>(context) * horizon + k];
+  std::vector<NLinear> out;
+  for (const double ridge : ridges) {
+    // The last input is always 0 after normalisation; the ridge also makes that direction
+    // solvable.
+    const double lambda = std::max(ridge * trace / context, 1e-12);
+    std::vector<double> a = xtx, sol = xty;
+    for (int i = 0; i < context; ++i) a[static_cast<size_t>(i) * n + i] += lambda;
+    cholesky_solve(a, n, sol, horizon);
+    NLinear m;
+    m.context_ = context;
+    m.horizon_ = horizon;
+    m.fit_windows_ = used;
+    m.weight_.assign(static_cast<size_t>(horizon) * context, 0.0);
+    m.bias_.assign(horizon, 0.0);
+    for (int k = 0; k < horizon; ++k) {
+      for (int i = 0; i < context; ++i)
+        m.weight_[static_cast<size_t>(k) * context + i] = sol[static_cast<size_t>(i) * horizon + k];
+      m.bias_[k] = sol[static_cast<size_t>(context) * horizon + k];
+    }
+    out.push_back(std::move(m));
   }
-  return m;
+  return out;
 }
 
 void NLinear::forecast(const float* contexts, int64_t batch, int channels, float* out) const {

@@ -1,20 +1,83 @@
 // Least-squares start for the linear shortcut (see linear_init.hpp).
 #include "attnfc/train/linear_init.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/kernels/gemm.hpp"
 #include "attnfc/train/baselines.hpp"
 
 namespace attnfc::train {
 
-int64_t init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
-                             const data::Split& split, double ridge) {
+namespace {
+
+// Rows [range.begin, range.end) of the scaled series, NaN where a value was not read from
+// the file, so that no filled-in value becomes a least-squares input or target.
+std::vector<float> rows_with_gaps(const data::TimeSeries& scaled, const data::RowRange& range) {
+  const size_t C = scaled.num_channels();
+  std::vector<float> rows(range.size() * C);
+  for (size_t r = 0; r < range.size(); ++r)
+    for (size_t c = 0; c < C; ++c) {
+      const size_t i = (range.begin + r) * C + c;
+      rows[r * C + c] = scaled.observed[i] ? scaled.values[i] : std::nanf("");
+    }
+  return rows;
+}
+
+// The shortcut's validation MSE for each candidate fit, on every complete stride-1
+// validation window (context L, horizon H), each window and channel weighted equally:
+// inputs are the K steps ending at the context's end as changes from its last value,
+// 0 before the window start (as in the model). One GEMM per candidate.
+std::vector<double> validation_mse(const std::vector<NLinear>& fits, const std::vector<float>& val,
+                                   int64_t rows, int C, int L, int K, int H) {
+  std::vector<float> x, y;  // [windows, K], [windows, H]
+  int64_t windows = 0;
+  for (int c = 0; c < C; ++c)
+    for (int64_t s = 0; s + L + H <= rows; ++s) {
+      bool ok = true;
+      for (int64_t t = s; t < s + L + H && ok; ++t) ok = !std::isnan(val[t * C + c]);
+      if (!ok) continue;
+      const float last = val[(s + L - 1) * C + c];
+      for (int k = 0; k < K; ++k) {
+        const int64_t t = s + L - K + k;
+        x.push_back(t >= s ? val[t * C + c] - last : 0.0f);
+      }
+      for (int h = 0; h < H; ++h) y.push_back(val[(s + L + h) * C + c] - last);
+      ++windows;
+    }
+  std::vector<double> mse(fits.size(), std::numeric_limits<double>::infinity());
+  if (windows == 0) return mse;
+  std::vector<float> w(static_cast<size_t>(H) * K), pred(static_cast<size_t>(windows) * H);
+  for (size_t f = 0; f < fits.size(); ++f) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(fits[f].weights()[i]);
+    kernels::gemm(false, true, static_cast<int>(windows), H, K, 1.0f, x.data(), K, w.data(), K,
+                  0.0f, pred.data(), H);
+    double total = 0;
+    for (int64_t i = 0; i < windows; ++i) {
+      double se = 0;
+      for (int h = 0; h < H; ++h) {
+        const double e = pred[i * H + h] + fits[f].bias()[h] - y[i * H + h];
+        se += e * e;
+      }
+      total += se / H;
+    }
+    mse[f] = total / static_cast<double>(windows);
+  }
+  return mse;
+}
+
+}  // namespace
+
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
+                                 const data::Split& split, double ridge) {
   const model::ModelConfig& cfg = net.config();
-  const int K = cfg.linear_lookback, H = cfg.horizon;
+  const int K = cfg.linear_lookback, H = cfg.horizon, L = cfg.context_length;
   if (K <= 0)
     throw InputError("train.linear_init: \"least_squares\" needs model.linear_lookback > 0");
   if (cfg.target != model::HeadTarget::kDeltaFromLast)
@@ -23,33 +86,44 @@ int64_t init_linear_shortcut(model::PatchTransformer& net, const data::TimeSerie
         "model.target = \"delta\" (found \"" +
         std::string(model::to_string(cfg.target)) + "\"); use \"zero\"");
   const ag::Tensor weight = net.parameters().find("linear_skip.weight");
-  if (!weight.defined() || weight.numel() != static_cast<int64_t>(K) * H)
-    throw std::logic_error("init_linear_shortcut: model has no linear_skip.weight [H, K]");
+  const ag::Tensor bias = net.parameters().find("linear_skip.bias");
+  if (!weight.defined() || weight.numel() != static_cast<int64_t>(K) * H || !bias.defined())
+    throw std::logic_error("init_linear_shortcut: model has no linear_skip [H, K] and bias [H]");
 
-  // Training rows with NaN where a value was not read from the file, so that no
-  // filled-in value becomes a least-squares target.
-  const size_t C = scaled.num_channels();
-  std::vector<float> rows(split.train.size() * C);
-  for (size_t r = 0; r < split.train.size(); ++r)
-    for (size_t c = 0; c < C; ++c) {
-      const size_t i = (split.train.begin + r) * C + c;
-      rows[r * C + c] = scaled.observed[i] ? scaled.values[i] : std::nanf("");
-    }
-  const SeriesRef train{rows.data(), static_cast<int64_t>(split.train.size()), static_cast<int>(C)};
-  NLinear fit;
+  const int C = static_cast<int>(scaled.num_channels());
+  const std::vector<float> train_rows = rows_with_gaps(scaled, split.train);
+  const SeriesRef train{train_rows.data(), static_cast<int64_t>(split.train.size()), C};
+  const bool automatic = ridge < 0;
+  const std::vector<double> ridges =
+      automatic ? std::vector<double>(std::begin(kRidgeCandidates), std::end(kRidgeCandidates))
+                : std::vector<double>{ridge};
+  std::vector<NLinear> fits;
   try {
-    fit = NLinear::fit(train, K, H, ridge);
+    fits = NLinear::fit_path(train, K, H, ridges);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("train.linear_init: cannot fit the linear shortcut: ") + e.what() +
                      " (use \"zero\" or a shorter model.linear_lookback)");
   }
-  const std::vector<double>& w = fit.weights();  // [H, K], the layout of the parameter
-  float* dst = weight.data();
-  for (size_t i = 0; i < w.size(); ++i) dst[i] = static_cast<float>(w[i]);
-  const std::vector<double>& b = fit.bias();  // [H], in data units like the model's
-  float* bias = net.parameters().find("linear_skip.bias").data();
-  for (size_t i = 0; i < b.size(); ++i) bias[i] = static_cast<float>(b[i]);
-  return fit.fit_windows();
+  LinearStart start;
+  size_t best = 0;
+  if (automatic) {
+    const std::vector<float> val_rows = rows_with_gaps(scaled, split.val);
+    const std::vector<double> mse =
+        validation_mse(fits, val_rows, static_cast<int64_t>(split.val.size()), C, L, K, H);
+    for (size_t i = 0; i < mse.size(); ++i) {
+      spdlog::debug("linear shortcut: ridge {:g}, validation MSE {:.5f}", ridges[i], mse[i]);
+      if (mse[i] < mse[best]) best = i;  // ties keep the smaller ridge
+    }
+    start.val_mse = mse[best];
+  }
+  const NLinear& fit = fits[best];
+  float* dst = weight.data();  // [H, K], the layout of fit.weights()
+  for (size_t i = 0; i < fit.weights().size(); ++i) dst[i] = static_cast<float>(fit.weights()[i]);
+  float* b = bias.data();  // [H], in data units like the model's
+  for (size_t i = 0; i < fit.bias().size(); ++i) b[i] = static_cast<float>(fit.bias()[i]);
+  start.windows = fit.fit_windows();
+  start.ridge = ridges[best];
+  return start;
 }
 
 }  // namespace attnfc::train

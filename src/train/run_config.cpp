@@ -131,7 +131,17 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
   t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
-  t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
+  // A number, or "auto": chosen on the validation split (train/linear_init.hpp).
+  if (section.is_object() && section.contains("linear_ridge") &&
+      section["linear_ridge"].is_string()) {
+    if (section["linear_ridge"] != "auto")
+      throw InputError("train.linear_ridge: found " + section["linear_ridge"].dump() +
+                       ", expected a number in [0, 1e6] or \"auto\"");
+    s.allow("linear_ridge");
+    t.linear_ridge = -1;
+  } else {
+    t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
+  }
   s.finish();
   if (t.min_lr > t.lr)
     throw InputError("train.min_lr: found " + std::to_string(t.min_lr) +
@@ -202,7 +212,8 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"evaluate_test", t.evaluate_test},
                           {"linear_init", t.linear_init},
                           {"linear_lr_scale", t.linear_lr_scale},
-                          {"linear_ridge", t.linear_ridge}};
+                          {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
+                                                              : nlohmann::json(t.linear_ridge)}};
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 

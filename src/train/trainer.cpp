@@ -171,8 +171,15 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   ag::ParameterSet params;
   model::PatchTransformer net(config.model, params, tc.seed);
   if (!opt.resume && config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
-    const int64_t n = init_linear_shortcut(net, scaled, split, tc.linear_ridge);
-    spdlog::info("linear shortcut: least squares on {} training windows", n);
+    const LinearStart ls = init_linear_shortcut(net, scaled, split, tc.linear_ridge);
+    if (std::isnan(ls.val_mse))
+      spdlog::info("linear shortcut: least squares on {} training windows, ridge {:g}", ls.windows,
+                   ls.ridge);
+    else
+      spdlog::info(
+          "linear shortcut: least squares on {} training windows, ridge {:g} (validation MSE "
+          "{:.5f}, the lowest of the candidates)",
+          ls.windows, ls.ridge, ls.val_mse);
   }
   ag::AdamW adam(params, static_cast<float>(tc.beta1), static_cast<float>(tc.beta2),
                  static_cast<float>(tc.eps), static_cast<float>(tc.weight_decay));

@@ -54,7 +54,7 @@ TEST_CASE("linear shortcut least-squares start: the untrained model is NLinear")
     ag::ParameterSet params;
     model::PatchTransformer net(shortcut_config(lookback), params, 5);
     const double ridge = 0.5;
-    CHECK(train::init_linear_shortcut(net, series, split, ridge) > 0);
+    CHECK(train::init_linear_shortcut(net, series, split, ridge).windows > 0);
 
     // The same fit, done directly on the training rows.
     std::vector<float> rows(series.values.begin(), series.values.begin() + 160 * 2);
@@ -125,4 +125,34 @@ TEST_CASE("linear shortcut keys: ranges and the target rule name their keys") {
   j["train"]["linear_ridge"] = -0.5;
   CHECK_THROWS_WITH_AS(train::parse_run_config(j), doctest::Contains("train.linear_ridge"),
                        InputError);
+}
+
+TEST_CASE("linear shortcut ridge \"auto\": the validation-best candidate, same as given by hand") {
+  const data::TimeSeries series = make_series(300);
+  data::Split split;
+  split.train = {0, 160};
+  split.val = {160 - 16, 240};
+  ag::ParameterSet pa, pb;
+  model::PatchTransformer a(shortcut_config(16), pa, 5), b(shortcut_config(16), pb, 5);
+  const train::LinearStart chosen = train::init_linear_shortcut(a, series, split, -1.0);
+  CHECK(std::isfinite(chosen.val_mse));
+  bool candidate = false;
+  for (double r : train::kRidgeCandidates) candidate |= r == chosen.ridge;
+  CHECK(candidate);
+  const train::LinearStart fixed = train::init_linear_shortcut(b, series, split, chosen.ridge);
+  CHECK(std::isnan(fixed.val_mse));
+  const ag::Tensor wa = pa.find("linear_skip.weight"), wb = pb.find("linear_skip.weight");
+  for (int64_t i = 0; i < wa.numel(); ++i) CHECK(wa.data()[i] == wb.data()[i]);
+}
+
+TEST_CASE("train.linear_ridge: a number or \"auto\"") {
+  nlohmann::json j = {{"data", {{"path", "x.csv"}}},
+                      {"model", {{"linear_lookback", 32}}},
+                      {"train", {{"linear_ridge", "auto"}}}};
+  CHECK(train::parse_run_config(j).train.linear_ridge < 0);
+  CHECK(train::to_json(train::parse_run_config(j))["train"]["linear_ridge"] == "auto");
+  j["train"]["linear_ridge"] = "best";
+  CHECK_THROWS_WITH_AS(train::parse_run_config(j), doctest::Contains("\"auto\""), InputError);
+  j["train"]["linear_ridge"] = 0.3;
+  CHECK(train::parse_run_config(j).train.linear_ridge == 0.3);
 }

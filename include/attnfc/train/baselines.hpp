@@ -47,6 +47,10 @@ class NLinear {
   // touching a NaN are skipped. ridge is relative to the mean diagonal of X^T X.
   // Throws std::invalid_argument when there are fewer windows than context + 1.
   static NLinear fit(const SeriesRef& train, int context, int horizon, double ridge = 1e-6);
+  // The same fit for several ridges at once: X^T X is accumulated once and solved per ridge
+  // (for choosing the ridge on validation data). Returns one model per ridge, in order.
+  static std::vector<NLinear> fit_path(const SeriesRef& train, int context, int horizon,
+                                       const std::vector<double>& ridges);
   void forecast(const float* contexts, int64_t batch, int channels, float* out) const;
   int context() const { return context_; }
   int horizon() const { return horizon_; }

@@ -10,19 +10,33 @@
 // and its output is multiplied by sigma again, so a linear map fitted in scaled data
 // units carries over unchanged; the shortcut's bias is added in data units, after
 // de-normalisation, so NLinear's bias carries over too.
+#include <cmath>
+#include <cstdint>
+
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 
 namespace attnfc::train {
 
+// The ridges train.linear_ridge = "auto" chooses from (relative to the mean diagonal of
+// X^T X): the one whose least-squares fit scores the lowest MSE on the validation windows.
+inline constexpr double kRidgeCandidates[] = {1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0};
+
+struct LinearStart {
+  int64_t windows = 0;            // training windows fitted
+  double ridge = 0;               // the ridge used
+  double val_mse = std::nan("");  // its validation MSE when chosen automatically
+};
+
 // Fits NLinear with lookback model.linear_lookback and horizon model.horizon on every
 // training window of `scaled` (rows of split.train; unobserved values excluded) and
-// copies its weights and bias into "linear_skip.weight" and "linear_skip.bias". `ridge` is relative
-// to the mean diagonal of X^T X (NLinear::fit). Returns the number of windows fitted. Throws
-// InputError when the model has no shortcut, its target is not "delta", or the training rows are
-// too few for a least-squares fit.
-int64_t init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
-                             const data::Split& split, double ridge);
+// copies its weights and bias into "linear_skip.weight" and "linear_skip.bias".
+// `ridge` >= 0 is used as given; a negative ridge means "auto": each of
+// kRidgeCandidates is fitted and the one with the lowest validation MSE (windows of
+// split.val, the shortcut alone) is kept. Throws InputError when the model has no
+// shortcut, its target is not "delta", or the training rows are too few.
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
+                                 const data::Split& split, double ridge);
 
 }  // namespace attnfc::train

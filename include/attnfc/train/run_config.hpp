@@ -54,8 +54,9 @@ struct TrainConfig {
   std::string linear_init = "least_squares";
   // Learning-rate multiplier of the linear shortcut's parameters; 0 keeps them fixed.
   double linear_lr_scale = 0.01;
-  // Ridge of the least-squares start, relative to the mean diagonal of X^T X.
-  double linear_ridge = 1.0;
+  // Ridge of the least-squares start, relative to the mean diagonal of X^T X; negative
+  // = "auto" (the candidate with the lowest validation MSE, train/linear_init.hpp).
+  double linear_ridge = -1;
 };
 
 struct RunConfig {
