@@ -76,7 +76,9 @@ done
           nl = $col["nlinear_test_mse"]; rl = $col["repeat_last_test_mse"]; t += $col["train_seconds"] }
         END {
           if (!n) { print "- | - | 0 | - | - | -"; exit }
-          sm = n > 1 ? sqrt((mm - n * (m / n)^2) / (n - 1)) : 0; sa = n > 1 ? sqrt((aa - n * (a / n)^2) / (n - 1)) : 0
+          # Variances clamped at 0: identical seeds can round to a tiny negative number.
+          vm = n > 1 ? (mm - n * (m / n)^2) / (n - 1) : 0; va = n > 1 ? (aa - n * (a / n)^2) / (n - 1) : 0
+          sm = vm > 0 ? sqrt(vm) : 0; sa = va > 0 ? sqrt(va) : 0
           printf "%.4f ± %.4f | %.4f ± %.4f | %d | %.4f | %.4f | %.0f\n", m / n, sm, a / n, sa, n, nl, rl, t / n
         }' "$OUT/$s/results.csv" 2>/dev/null || echo "- | - | 0 | - | - | -")
       IFS='|' read -r mse mae n nl rl secs <<<"$stats"
