@@ -21,15 +21,11 @@ using cli_test::Run;
 using cli_test::sh;
 using cli_test::slurp;
 
-}  // namespace
-
-TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and resumes") {
-  if (sh("command -v jq && command -v parallel").code != 0) {
-    MESSAGE("jq or GNU parallel is not installed (apt-get install jq parallel); sweep not tested");
-    return;
-  }
+// A fresh folder holding head.csv (the first 600 rows of ETTh1) and base.json, a micro
+// run config on it with the given "train" section. Returns the folder.
+std::string sweep_dir(const std::string& name, const std::string& train_section) {
   const std::string dir =
-      (fs::temp_directory_path() / ("attnfc_sweep_" + std::to_string(::getpid()))).string();
+      (fs::temp_directory_path() / (name + std::to_string(::getpid()))).string();
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
@@ -43,8 +39,19 @@ TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and r
            "split": {"train_rows": 400, "val_rows": 80, "test_rows": 80}},
   "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
             "n_layers": 1, "ff_mult": 2},
-  "train": {"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 4}
-})";
+  "train": )" + train_section + "\n}";
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and resumes") {
+  if (sh("command -v jq && command -v parallel").code != 0) {
+    MESSAGE("jq or GNU parallel is not installed (apt-get install jq parallel); sweep not tested");
+    return;
+  }
+  const std::string dir =
+      sweep_dir("attnfc_sweep_", R"({"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 4})");
   // d_model 15 is not divisible by the 2 heads: that configuration fails, the other runs.
   std::ofstream(dir + "/grid.json") << R"({"model.d_model": [16, 15]})";
   const std::string cmd = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir + "/base.json " +
@@ -79,23 +86,8 @@ TEST_CASE("scripts/sweep: 12 runs, interrupted by Ctrl-C, resume and finish the 
     MESSAGE("jq, GNU parallel or setsid is missing; sweep interruption not tested");
     return;
   }
-  const std::string dir =
-      (fs::temp_directory_path() / ("attnfc_sweep_int_" + std::to_string(::getpid()))).string();
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  {
-    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
-    std::ofstream out(dir + "/head.csv");
-    std::string line;
-    for (int i = 0; i < 601 && std::getline(in, line); ++i) out << line << "\n";
-  }
-  std::ofstream(dir + "/base.json") << R"({
-  "data": {"path": ")" + dir + R"(/head.csv", "columns": ["OT"],
-           "split": {"train_rows": 400, "val_rows": 80, "test_rows": 80}},
-  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
-            "n_layers": 1, "ff_mult": 2},
-  "train": {"epochs": 3, "batch_size": 16, "max_steps_per_epoch": 6}
-})";
+  const std::string dir = sweep_dir("attnfc_sweep_int_",
+                                    R"({"epochs": 3, "batch_size": 16, "max_steps_per_epoch": 6})");
   std::ofstream(dir + "/grid.json") << R"({"model.d_model": [8, 16], "train.lr": [0.001, 0.003]})";
   const std::string sweep = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
                             "/base.json " + dir + "/grid.json --seeds 1,2,3 --out " + dir +
