@@ -17,25 +17,12 @@ namespace attnfc::train {
 
 namespace {
 
-// Rows [range.begin, range.end) of the scaled series, NaN where a value was not read from
-// the file, so that no filled-in value becomes a least-squares input or target.
-std::vector<float> rows_with_gaps(const data::TimeSeries& scaled, const data::RowRange& range) {
-  const size_t C = scaled.num_channels();
-  std::vector<float> rows(range.size() * C);
-  for (size_t r = 0; r < range.size(); ++r)
-    for (size_t c = 0; c < C; ++c) {
-      const size_t i = (range.begin + r) * C + c;
-      rows[r * C + c] = scaled.observed[i] ? scaled.values[i] : std::nanf("");
-    }
-  return rows;
-}
-
 // The shortcut's validation MSE for each candidate fit, on every complete stride-1
 // validation window (context L, horizon H), each window and channel weighted equally:
 // inputs are the K steps ending at the context's end as changes from its last value,
 // 0 before the window start (as in the model). One GEMM per candidate.
-std::vector<double> validation_mse(const std::vector<NLinear>& fits, const std::vector<float>& val,
-                                   int64_t rows, int C, int L, int K, int H) {
+std::vector<double> validation_mse(const std::vector<NLinear>& fits, const float* val, int64_t rows,
+                                   int C, int L, int K, int H) {
   std::vector<float> x, y;  // [windows, K], [windows, H]
   int64_t windows = 0;
   for (int c = 0; c < C; ++c)
@@ -74,7 +61,7 @@ std::vector<double> validation_mse(const std::vector<NLinear>& fits, const std::
 
 }  // namespace
 
-LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
                                  const data::Split& split, double ridge) {
   const model::ModelConfig& cfg = net.config();
   const int K = cfg.linear_lookback, H = cfg.horizon, L = cfg.context_length;
@@ -90,9 +77,9 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeS
   if (!weight.defined() || weight.numel() != static_cast<int64_t>(K) * H || !bias.defined())
     throw std::logic_error("init_linear_shortcut: model has no linear_skip [H, K] and bias [H]");
 
-  const int C = static_cast<int>(scaled.num_channels());
-  const std::vector<float> train_rows = rows_with_gaps(scaled, split.train);
-  const SeriesRef train{train_rows.data(), static_cast<int64_t>(split.train.size()), C};
+  const int C = scaled.channels;
+  const SeriesRef train{scaled.data + split.train.begin * C,
+                        static_cast<int64_t>(split.train.size()), C};
   const bool automatic = ridge < 0;
   const std::vector<double> ridges =
       automatic ? std::vector<double>(std::begin(kRidgeCandidates), std::end(kRidgeCandidates))
@@ -107,9 +94,9 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeS
   LinearStart start;
   size_t best = 0;
   if (automatic) {
-    const std::vector<float> val_rows = rows_with_gaps(scaled, split.val);
     const std::vector<double> mse =
-        validation_mse(fits, val_rows, static_cast<int64_t>(split.val.size()), C, L, K, H);
+        validation_mse(fits, scaled.data + split.val.begin * C,
+                       static_cast<int64_t>(split.val.size()), C, L, K, H);
     for (size_t i = 0; i < mse.size(); ++i) {
       spdlog::debug("linear shortcut: ridge {:g}, validation MSE {:.5f}", ridges[i], mse[i]);
       if (mse[i] < mse[best]) best = i;  // ties keep the smaller ridge

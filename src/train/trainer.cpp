@@ -171,7 +171,9 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   ag::ParameterSet params;
   model::PatchTransformer net(config.model, params, tc.seed);
   if (!opt.resume && config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
-    const LinearStart ls = init_linear_shortcut(net, scaled, split, tc.linear_ridge);
+    const std::vector<float> values = scaled_with_gaps(series, scaler);
+    const LinearStart ls = init_linear_shortcut(
+        net, {values.data(), static_cast<int64_t>(series.rows()), C}, split, tc.linear_ridge);
     if (std::isnan(ls.val_mse))
       spdlog::info("linear shortcut: least squares on {} training windows, ridge {:g}", ls.windows,
                    ls.ridge);

@@ -8,6 +8,7 @@
 
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/data/series.hpp"
 #include "attnfc/train/baselines.hpp"
 #include "attnfc/train/linear_init.hpp"
 #include "attnfc/train/run_config.hpp"
@@ -27,6 +28,11 @@ data::TimeSeries make_series(int rows) {
   }
   s.observed.assign(s.values.size(), 1);
   return s;
+}
+
+// All rows of a gap-free series, as the trainer passes them (scaled_with_gaps).
+train::SeriesRef ref(const data::TimeSeries& s) {
+  return {s.values.data(), static_cast<int64_t>(s.rows()), static_cast<int>(s.num_channels())};
 }
 
 model::ModelConfig shortcut_config(int lookback) {
@@ -54,7 +60,7 @@ TEST_CASE("linear shortcut least-squares start: the untrained model is NLinear")
     ag::ParameterSet params;
     model::PatchTransformer net(shortcut_config(lookback), params, 5);
     const double ridge = 0.5;
-    CHECK(train::init_linear_shortcut(net, series, split, ridge).windows > 0);
+    CHECK(train::init_linear_shortcut(net, ref(series), split, ridge).windows > 0);
 
     // The same fit, done directly on the training rows.
     std::vector<float> rows(series.values.begin(), series.values.begin() + 160 * 2);
@@ -88,13 +94,13 @@ TEST_CASE("linear shortcut least-squares start: refused where it does not apply"
     model::ModelConfig c = shortcut_config(16);
     c.target = model::HeadTarget::kValue;
     model::PatchTransformer net(c, params, 5);
-    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, series, split, 1.0),
+    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, ref(series), split, 1.0),
                          doctest::Contains("model.target"), InputError);
   }
   {
     ag::ParameterSet params;
     model::PatchTransformer net(shortcut_config(0), params, 5);
-    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, series, split, 1.0),
+    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, ref(series), split, 1.0),
                          doctest::Contains("linear_lookback"), InputError);
   }
   {  // fewer training rows than one window needs
@@ -102,7 +108,7 @@ TEST_CASE("linear shortcut least-squares start: refused where it does not apply"
     model::PatchTransformer net(shortcut_config(16), params, 5);
     data::Split tiny;
     tiny.train = {0, 12};
-    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, series, tiny, 1.0),
+    CHECK_THROWS_WITH_AS(train::init_linear_shortcut(net, ref(series), tiny, 1.0),
                          doctest::Contains("train.linear_init"), InputError);
   }
 }
@@ -134,12 +140,12 @@ TEST_CASE("linear shortcut ridge \"auto\": the validation-best candidate, same a
   split.val = {160 - 16, 240};
   ag::ParameterSet pa, pb;
   model::PatchTransformer a(shortcut_config(16), pa, 5), b(shortcut_config(16), pb, 5);
-  const train::LinearStart chosen = train::init_linear_shortcut(a, series, split, -1.0);
+  const train::LinearStart chosen = train::init_linear_shortcut(a, ref(series), split, -1.0);
   CHECK(std::isfinite(chosen.val_mse));
   bool candidate = false;
   for (double r : train::kRidgeCandidates) candidate |= r == chosen.ridge;
   CHECK(candidate);
-  const train::LinearStart fixed = train::init_linear_shortcut(b, series, split, chosen.ridge);
+  const train::LinearStart fixed = train::init_linear_shortcut(b, ref(series), split, chosen.ridge);
   CHECK(std::isnan(fixed.val_mse));
   const ag::Tensor wa = pa.find("linear_skip.weight"), wb = pb.find("linear_skip.weight");
   for (int64_t i = 0; i < wa.numel(); ++i) CHECK(wa.data()[i] == wb.data()[i]);

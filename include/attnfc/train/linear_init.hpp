@@ -13,9 +13,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/baselines.hpp"
 
 namespace attnfc::train {
 
@@ -30,13 +30,15 @@ struct LinearStart {
 };
 
 // Fits NLinear with lookback model.linear_lookback and horizon model.horizon on every
-// training window of `scaled` (rows of split.train; unobserved values excluded) and
+// training window of `scaled` (all rows of the series, scaled, NaN where a value is not
+// data: scaled_with_gaps in loaded_model.hpp, the rule the baselines and the training loss
+// use; windows touching a NaN are left out), rows of split.train, and
 // copies its weights and bias into "linear_skip.weight" and "linear_skip.bias".
 // `ridge` >= 0 is used as given; a negative ridge means "auto": each of
 // kRidgeCandidates is fitted and the one with the lowest validation MSE (windows of
 // split.val, the shortcut alone) is kept. Throws InputError when the model has no
 // shortcut, its target is not "delta", or the training rows are too few.
-LinearStart init_linear_shortcut(model::PatchTransformer& net, const data::TimeSeries& scaled,
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
                                  const data::Split& split, double ridge);
 
 }  // namespace attnfc::train
