@@ -105,6 +105,12 @@ TEST_CASE("run config: overrides, strict keys, resolved JSON round trip") {
   nlohmann::json range = config_for("x.csv");
   range["train"]["epochs"] = 0;
   CHECK_THROWS_WITH_AS(parse_run_config(range), doctest::Contains("train.epochs"), InputError);
+  nlohmann::json freq = config_for("x.csv");
+  freq["data"]["frequency"] = "fortnightly";
+  CHECK_THROWS_WITH_AS(parse_run_config(freq),
+                       doctest::Contains("config key 'data.frequency': found 'fortnightly', "
+                                         "expected a frequency such as 1h"),
+                       InputError);
 }
 
 TEST_CASE("training writes its run folder, and a resumed run equals an uninterrupted one") {
