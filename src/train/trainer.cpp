@@ -45,6 +45,9 @@ struct LoopState {
   double epoch_seconds = 0;   // time spent in the current epoch before an interruption
   EarlyStopping stopper;
   std::vector<EpochRecord> records;
+  // The least-squares start of the linear shortcut (ridge, windows, validation MSE), or
+  // null. Kept here so a resumed run still reports it in metrics.json.
+  nlohmann::json linear_start;
 
   nlohmann::json to_json() const {
     nlohmann::json recs = nlohmann::json::array();
@@ -55,7 +58,8 @@ struct LoopState {
             {"epoch_loss_sum", epoch_loss_sum},
             {"epoch_seconds", epoch_seconds},
             {"early_stopping", stopper.to_json()},
-            {"records", recs}};
+            {"records", recs},
+            {"linear_start", linear_start}};
   }
   void load(const nlohmann::json& j) {
     epoch = j.at("epoch").get<int>();
@@ -66,6 +70,7 @@ struct LoopState {
     stopper.load_json(j.at("early_stopping"));
     records.clear();
     for (const auto& r : j.at("records")) records.push_back(epoch_record_from_json(r));
+    linear_start = j.value("linear_start", nlohmann::json());  // absent in older checkpoints
   }
 };
 
@@ -170,6 +175,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   ag::ParameterSet params;
   model::PatchTransformer net(config.model, params, tc.seed);
+  nlohmann::json linear_start;
   if (!opt.resume && config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
     const std::vector<float> values = scaled_with_gaps(series, scaler);
     const LinearStart ls = init_linear_shortcut(
@@ -182,6 +188,9 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
           "linear shortcut: least squares on {} training windows, ridge {:g} (validation MSE "
           "{:.5f}, the lowest of the candidates)",
           ls.windows, ls.ridge, ls.val_mse);
+    linear_start = {{"ridge", ls.ridge}, {"windows", ls.windows}};
+    linear_start["val_mse"] =
+        std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
   }
   ag::AdamW adam(params, static_cast<float>(tc.beta1), static_cast<float>(tc.beta2),
                  static_cast<float>(tc.eps), static_cast<float>(tc.weight_decay));
@@ -209,6 +218,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   LoopState st;
   st.stopper = EarlyStopping(tc.patience, tc.min_delta);
+  st.linear_start = linear_start;
   if (opt.resume) {
     const model::Checkpoint ck = model::Checkpoint::read(ckpt_path);
     ck.load_into(net);
@@ -357,6 +367,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
                   {"steps", result.steps},
                   {"parameters", net.num_parameters()},
                   {"train_seconds", total_seconds}});
+  if (!st.linear_start.is_null()) metrics["linear_start"] = st.linear_start;
   write_file_atomic(metrics_path, metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

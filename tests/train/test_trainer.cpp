@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/safetensors.hpp"
+#include "attnfc/train/linear_init.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
 
@@ -116,7 +118,9 @@ TEST_CASE("run config: overrides, strict keys, resolved JSON round trip") {
 TEST_CASE("training writes its run folder, and a resumed run equals an uninterrupted one") {
   const std::string dir = temp_dir("resume");
   const std::string csv = write_csv(dir, 700);
-  const RunConfig cfg = parse_run_config(config_for(csv));
+  nlohmann::json with_shortcut = config_for(csv);  // least-squares start, ridge "auto"
+  with_shortcut["model"]["linear_lookback"] = 32;
+  const RunConfig cfg = parse_run_config(with_shortcut);
 
   TrainOptions a{dir + "/a"};
   const TrainResult ra = train::train(cfg, a);
@@ -129,6 +133,12 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
     CHECK(metrics["test"]["models"].contains(m));
   CHECK(metrics["test"]["windows"].get<int>() == 120 - 8 + 1);
   CHECK(std::isfinite(metrics["test"]["models"]["attnfc"]["scaled"]["mse"].get<double>()));
+  // The start the run began from is on record: the ridge validation picked, and its MSE.
+  REQUIRE(metrics.contains("linear_start"));
+  const double ridge = metrics["linear_start"]["ridge"].get<double>();
+  CHECK(std::count(std::begin(kRidgeCandidates), std::end(kRidgeCandidates), ridge) == 1);
+  CHECK(metrics["linear_start"]["windows"].get<int>() == 2 * (400 - 32 - 8 + 1));  // 2 channels
+  CHECK(metrics["linear_start"]["val_mse"].get<double>() > 0);
 
   // Interrupt twice (mid-epoch, and again after resuming), then finish.
   TrainOptions b{dir + "/b"};
@@ -145,6 +155,9 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   check_same_tensors(dir + "/a/checkpoint.safetensors", dir + "/b/checkpoint.safetensors");
   check_same_tensors(dir + "/a/model.safetensors", dir + "/b/model.safetensors");
   CHECK(log_losses(dir + "/a") == log_losses(dir + "/b"));
+  // Resuming does not fit the start again; the record comes from the checkpoint.
+  CHECK(nlohmann::json::parse(slurp(dir + "/b/metrics.json"))["linear_start"] ==
+        metrics["linear_start"]);
   CHECK(train::train(cfg, b).status == TrainResult::Status::kAlreadyFinished);
 
   // A different config cannot resume this run.
