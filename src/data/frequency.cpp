@@ -71,7 +71,7 @@ std::string Frequency::name() const {
   return "unknown";
 }
 
-Frequency Frequency::parse(std::string_view text) {
+Frequency Frequency::parse(std::string_view text, std::string_view subject) {
   const std::string_view s = detail::trim_blanks(text);
   size_t i = 0;
   int64_t count = 1;
@@ -125,7 +125,7 @@ Frequency Frequency::parse(std::string_view text) {
   if (month_end && f.unit != Unit::kMonths) count = -1;
   if (count <= 0) {
     throw InputError(
-        "frequency: found '" + detail::quote_token(text) +
+        std::string(subject) + ": found '" + detail::quote_token(text) +
         "', expected a frequency such as 1h, 15min, 1d, B, 1w, 1mo, 3mo, 1y or 1mo-end");
   }
   f.step *= count;

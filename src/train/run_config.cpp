@@ -71,16 +71,8 @@ DataConfig parse_data(const nlohmann::json& section) {
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
   d.csv.regular = s.get_bool("regular", false);
   d.csv.frequency = s.get_string("frequency", "");
-  if (!d.csv.frequency.empty()) {
-    try {
-      data::Frequency::parse(d.csv.frequency);  // checks the name before any data is read
-    } catch (const InputError& e) {
-      // Frequency::parse says "frequency: found ..."; name the config key instead.
-      const std::string what = e.what(), word = "frequency";
-      const std::string rest = what.rfind(word, 0) == 0 ? what.substr(word.size()) : ": " + what;
-      throw InputError("config key '" + s.key_path(word) + "'" + rest);
-    }
-  }
+  if (!d.csv.frequency.empty())  // checks the name before any data is read
+    data::Frequency::parse(d.csv.frequency, "config key '" + s.key_path("frequency") + "'");
   if (s.has("split") && section.at("split").is_object()) {
     ConfigSection sp(s.get_object("split"), "data.split");
     d.split_protocol = "";

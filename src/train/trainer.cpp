@@ -175,7 +175,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   ag::ParameterSet params;
   model::PatchTransformer net(config.model, params, tc.seed);
-  nlohmann::json linear_start;
+  LoopState st;
   if (!opt.resume && config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
     const std::vector<float> values = scaled_with_gaps(series, scaler);
     const LinearStart ls = init_linear_shortcut(
@@ -188,8 +188,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
           "linear shortcut: least squares on {} training windows, ridge {:g} (validation MSE "
           "{:.5f}, the lowest of the candidates)",
           ls.windows, ls.ridge, ls.val_mse);
-    linear_start = {{"ridge", ls.ridge}, {"windows", ls.windows}};
-    linear_start["val_mse"] =
+    st.linear_start = {{"ridge", ls.ridge}, {"windows", ls.windows}};
+    st.linear_start["val_mse"] =
         std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
   }
   ag::AdamW adam(params, static_cast<float>(tc.beta1), static_cast<float>(tc.beta2),
@@ -216,9 +216,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
                    tc.step_epochs * steps_per_epoch,
                    tc.gamma};
 
-  LoopState st;
   st.stopper = EarlyStopping(tc.patience, tc.min_delta);
-  st.linear_start = linear_start;
   if (opt.resume) {
     const model::Checkpoint ck = model::Checkpoint::read(ckpt_path);
     ck.load_into(net);

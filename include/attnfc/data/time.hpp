@@ -61,8 +61,9 @@ struct Frequency {
   // Accepts the names above and also "h", "d", "w", "mo", "min", "s", "y",
   // "H", "D", "W", "M" (month), "MS", "Q", "A", "T" (minute), "hourly", "daily", "weekly",
   // "monthly", "quarterly", "yearly", "business", "bday", and month ends: "ME", "QE", "YE",
-  // "<n>mo-end", "<n>y-end". Unknown text is an InputError.
-  static Frequency parse(std::string_view text);
+  // "<n>mo-end", "<n>y-end". Unknown text is an InputError that starts with `subject`
+  // (e.g. "config key 'data.frequency'").
+  static Frequency parse(std::string_view text, std::string_view subject = "frequency");
 
   // t stepped forward by n periods (n may be negative). Months keep the day
   // of month, clamped to the month's length (or the last day with month_end);
