@@ -24,6 +24,7 @@ namespace {
 struct ReportOptions {
   std::string model, input, channel, csv_path, json_path;
   long long window_end = -1;  // exclusive end row; -1 = the last row
+  int member = 1;             // which network of an ensemble (1-based)
   bool heatmap = true;
 };
 
@@ -87,7 +88,13 @@ int run_report(const ReportOptions& o) {
         "attention: the report needs --model MODEL.safetensors and --input DATA.csv "
         "(or run 'attnfc attention demo')");
   const train::LoadedModel lm = train::LoadedModel::load(o.model);
-  const model::ModelConfig& cfg = lm.model->config();
+  const model::ModelConfig& cfg = lm.config();
+  const int members = static_cast<int>(lm.networks.size());
+  if (o.member < 1 || o.member > members)
+    throw InputError("--member: found " + std::to_string(o.member) + ", expected 1.." +
+                     std::to_string(members) + " (" + o.model + " holds " +
+                     std::to_string(members) + (members == 1 ? " network)" : " ensemble members)"));
+  const model::PatchTransformer& net = *lm.networks[static_cast<size_t>(o.member - 1)];
   const data::TimeSeries series = lm.read_series(o.input);
   const int64_t rows = static_cast<int64_t>(series.rows());
   const int L = cfg.context_length, P = cfg.patch_len, N = cfg.num_patches();
@@ -116,8 +123,7 @@ int run_report(const ReportOptions& o) {
     lm.scaler.transform(ctx.data(), static_cast<size_t>(length));
   else
     lm.scaler.transform_channel(ctx.data(), static_cast<size_t>(length), channel);
-  const std::vector<std::vector<float>> maps =
-      lm.model->attention_maps(ctx.data(), obs.data(), length);
+  const std::vector<std::vector<float>> maps = net.attention_maps(ctx.data(), obs.data(), length);
 
   // The series' own period: autocorrelation of the chosen channel over the whole input.
   std::vector<float> col(static_cast<size_t>(rows));
@@ -142,6 +148,11 @@ int run_report(const ReportOptions& o) {
 
   std::printf("Model %s: %zu layers x %d heads; context %d steps = %d patches of %d.\n",
               o.model.c_str(), maps.size(), cfg.n_heads, L, N, P);
+  if (members > 1)
+    std::printf(
+        "An ensemble of %d networks (its forecast is their mean); these are member %d's "
+        "maps (--member).\n",
+        members, o.member);
   std::printf("Window: rows %lld..%lld (%s .. %s)%s, channel %s.\n", static_cast<long long>(start),
               static_cast<long long>(end - 1), series.format_time(series.timestamps[start]).c_str(),
               series.format_time(series.timestamps[end - 1]).c_str(),
@@ -254,6 +265,10 @@ void add_attention_report(CLI::App* attention) {
                         "The window ends just before this 0-based row (default: the last row)");
   attention->add_option("--channel", opts->channel,
                         "Channel to show (default: the model's first column)");
+  attention
+      ->add_option("--member", opts->member,
+                   "For an ensemble: which member's attention to show (1-based)")
+      ->capture_default_str();
   attention->add_option("--csv", opts->csv_path, "Also write every weight as CSV here");
   attention->add_option("--json", opts->json_path,
                         "Also write weights, lag profiles and the autocorrelation as JSON here");

@@ -34,7 +34,7 @@ int run_evaluate(const EvaluateArgs& a) {
     parts = {a.split};
   std::string table;
   nlohmann::json result =
-      train::evaluate_model(*lm.model, series, lm.scaler, split, parts, a.batch, &table);
+      train::evaluate_model(lm.members(), series, lm.scaler, split, parts, a.batch, &table);
   result["model"] = a.model;
   result["input"] = a.input;
   std::fputs(table.c_str(), stdout);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnfc/base/atomic_file.hpp"
@@ -130,7 +131,7 @@ int run_plot(const PlotArgs& a) {
   const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
   std::vector<float> ctx(values.begin() + (t0 - L) * C, values.begin() + t0 * C);
   std::vector<float> fc(static_cast<size_t>(H) * C), base(fc.size());
-  train::model_forecaster(*lm.model, C, H)(ctx.data(), 1, fc.data());
+  train::model_forecaster(lm.members(), C, H)(ctx.data(), 1, fc.data());
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
   nl.forecast(ctx.data(), 1, C, base.data());
@@ -164,23 +165,39 @@ int run_plot(const PlotArgs& a) {
   }
   if (C > a.max_channels) html << "<p>(" << C - a.max_channels << " more channels not shown)</p>\n";
 
-  const std::string log_path =
-      a.log.empty() ? (fs::path(a.model).parent_path() / "train_log.csv").string() : a.log;
-  if (fs::exists(log_path)) {
+  // The run's train_log.csv; an ensemble's folder has one per member instead.
+  std::vector<std::pair<std::string, std::string>> logs;  // (label suffix, path)
+  const fs::path run_dir = fs::path(a.model).parent_path();
+  if (!a.log.empty())
+    logs.emplace_back("", a.log);
+  else if (lm.networks.size() == 1 || fs::exists(run_dir / "train_log.csv"))
+    logs.emplace_back("", (run_dir / "train_log.csv").string());
+  else
+    for (size_t k = 1; k <= lm.networks.size(); ++k)
+      logs.emplace_back(", member " + std::to_string(k),
+                        (run_dir / "members" / std::to_string(k) / "train_log.csv").string());
+  std::vector<Line> curves;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const auto& [suffix, log_path] = logs[i];
+    if (!fs::exists(log_path)) continue;
     std::ifstream in(log_path);
     std::ostringstream text;
     text << in.rdbuf();
     const auto recs = train::parse_train_log(text.str(), log_path);
-    Line tr{{}, {}, "#1f5fd6", "train loss"}, va{{}, {}, "#d62728", "val MSE"};
+    Line tr{{}, {}, "#1f5fd6", "train loss" + suffix}, va{{}, {}, "#d62728", "val MSE" + suffix};
+    tr.dashed = va.dashed = i % 2 == 1;  // tell members apart without a palette
     for (const auto& r : recs) {
       tr.x.push_back(r.epoch), tr.y.push_back(r.train_loss);
       va.x.push_back(r.epoch), va.y.push_back(r.val_loss);
     }
-    html << "<h2>Training curves</h2>\n" << chart("loss by epoch (log scale)", {tr, va}, true);
+    curves.push_back(tr), curves.push_back(va);
   }
+  if (!curves.empty())
+    html << "<h2>Training curves</h2>\n" << chart("loss by epoch (log scale)", curves, true);
 
   // Attention of the first channel's window (channel-independent) or the whole window (mixed).
-  const bool mixed = lm.model->config().channel_mode == model::ChannelMode::kMixed;
+  const model::ModelConfig& cfg = lm.config();
+  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
   const int width = mixed ? C : 1;
   std::vector<float> actx(static_cast<size_t>(L) * width);
   std::vector<uint8_t> aobs(actx.size());
@@ -190,12 +207,14 @@ int run_plot(const PlotArgs& a) {
       actx[static_cast<size_t>(k) * width + c] = std::isnan(v) ? 0.0f : v;
       aobs[static_cast<size_t>(k) * width + c] = !std::isnan(v);
     }
-  const auto maps = lm.model->attention_maps(actx.data(), aobs.data(), L);
-  const int n = lm.model->config().num_patches(), heads = lm.model->config().n_heads;
+  const auto maps = lm.networks.front()->attention_maps(actx.data(), aobs.data(), L);
+  const int n = cfg.num_patches(), heads = cfg.n_heads;
   if (!maps.empty()) {
-    html << "<h2>Attention</h2><p>Causal attention over " << n << " patches of "
-         << lm.model->config().patch_len << " steps"
-         << (mixed ? "" : (" (" + esc(series.channels[0]) + ")"))
+    html << "<h2>Attention</h2><p>Causal attention over " << n << " patches of " << cfg.patch_len
+         << " steps" << (mixed ? "" : (" (" + esc(series.channels[0]) + ")"))
+         << (lm.networks.size() > 1
+                 ? " of member 1 of the ensemble of " + std::to_string(lm.networks.size())
+                 : std::string())
          << "; row = query patch, column = key patch, darker = more weight.</p>\n";
     for (size_t layer = 0; layer < maps.size(); ++layer) {
       html << "<div class='maps'>";

@@ -46,7 +46,7 @@ int run_predict(const PredictArgs& a) {
           series.observed[src] ? values[src] : std::nanf("");
     }
   std::vector<float> forecast(static_cast<size_t>(H) * C);
-  train::model_forecaster(*lm.model, C, H)(ctx.data(), 1, forecast.data());
+  train::model_forecaster(lm.members(), C, H)(ctx.data(), 1, forecast.data());
   lm.scaler.inverse_transform(forecast.data(), H);
 
   const std::vector<int64_t> stamps = series.future_timestamps(H);

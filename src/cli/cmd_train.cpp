@@ -80,8 +80,14 @@ int run_train(const TrainArgs& a) {
     case train::TrainResult::Status::kFinished:
       break;
   }
-  std::printf("trained %d epochs (%lld steps); best epoch %d, validation MSE %.5f\n", r.epochs_run,
-              static_cast<long long>(r.steps), r.best_epoch, r.best_val_loss);
+  if (r.members > 1)
+    std::printf(
+        "trained an ensemble of %d networks, %d epochs in all (%lld steps); ensemble "
+        "validation MSE %.5f\n",
+        r.members, r.epochs_run, static_cast<long long>(r.steps), r.best_val_loss);
+  else
+    std::printf("trained %d epochs (%lld steps); best epoch %d, validation MSE %.5f\n",
+                r.epochs_run, static_cast<long long>(r.steps), r.best_epoch, r.best_val_loss);
   for (const char* part : {"val", "test"}) {
     if (!r.metrics.contains(part)) continue;
     const auto& models = r.metrics[part]["models"];
@@ -90,9 +96,10 @@ int run_train(const TrainArgs& a) {
       std::printf("  %s %.4f", it.key().c_str(), it.value()["scaled"]["mse"].get<double>());
     std::printf("\n");
   }
+  const std::string log = r.members > 1 ? train::run_file(out, "members/*/train_log.csv")
+                                        : train::run_file(out, "train_log.csv");
   std::printf("model   -> %s\nlog     -> %s\nmetrics -> %s\n",
-              train::run_file(out, "model.safetensors").c_str(),
-              train::run_file(out, "train_log.csv").c_str(),
+              train::run_file(out, "model.safetensors").c_str(), log.c_str(),
               train::run_file(out, "metrics.json").c_str());
   return 0;
 }

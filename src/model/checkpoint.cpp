@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "attnfc/base/error.hpp"
 
@@ -12,7 +13,12 @@ namespace {
 
 constexpr const char* kOptimPrefix = "optim.";
 const std::set<std::string> kReserved = {"format", "format_version", "attnfc_version",
-                                         "model_config"};
+                                         "model_config", "members"};
+
+// Tensor-name prefix of member k (0-based) of an ensemble of `count`.
+std::string member_prefix(size_t k, size_t count) {
+  return count == 1 ? std::string() : "member" + std::to_string(k + 1) + ".";
+}
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -28,9 +34,13 @@ std::vector<int64_t> dims_of(const ag::Tensor& t) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const PatchTransformer& model,
-                     const std::map<std::string, std::string>& metadata,
-                     const std::vector<ag::StateTensor>& extra) {
+namespace {
+
+void save_members(const std::string& path, const std::vector<const PatchTransformer*>& members,
+                  const std::map<std::string, std::string>& metadata,
+                  const std::vector<ag::StateTensor>& extra) {
+  if (members.empty()) throw std::logic_error("save_members: no members");
+  const std::string config = to_json(members[0]->config()).dump();
   safetensors::File file;
   for (const auto& [k, v] : metadata) {
     if (kReserved.count(k)) {
@@ -38,15 +48,24 @@ void save_checkpoint(const std::string& path, const PatchTransformer& model,
     }
     file.metadata[k] = v;
   }
+  const bool ensemble = members.size() > 1;
   file.metadata["format"] = kCheckpointFormat;
-  file.metadata["format_version"] = std::to_string(kCheckpointFormatVersion);
+  file.metadata["format_version"] =
+      std::to_string(ensemble ? kEnsembleCheckpointFormatVersion : kCheckpointFormatVersion);
   file.metadata["attnfc_version"] = ATTNFC_VERSION;
-  file.metadata["model_config"] = to_json(model.config()).dump();
-  for (const auto& p : model.parameters().all()) {
-    const ag::Tensor t = p.tensor;
-    if (!t.is_contiguous()) throw std::logic_error("parameter " + p.name + " is not contiguous");
-    file.tensors.push_back(
-        {p.name, dims_of(t), std::vector<float>(t.data(), t.data() + t.numel())});
+  file.metadata["model_config"] = config;
+  file.metadata["members"] = std::to_string(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (to_json(members[k]->config()).dump() != config)
+      throw std::logic_error("save_members: member " + std::to_string(k + 1) +
+                             " has a different model config");
+    const std::string prefix = member_prefix(k, members.size());
+    for (const auto& p : members[k]->parameters().all()) {
+      const ag::Tensor t = p.tensor;
+      if (!t.is_contiguous()) throw std::logic_error("parameter " + p.name + " is not contiguous");
+      file.tensors.push_back(
+          {prefix + p.name, dims_of(t), std::vector<float>(t.data(), t.data() + t.numel())});
+    }
   }
   for (const auto& s : extra) {
     file.tensors.push_back(
@@ -57,6 +76,20 @@ void save_checkpoint(const std::string& path, const PatchTransformer& model,
   } catch (const std::invalid_argument& e) {
     throw InputError(path + ": cannot save checkpoint: " + e.what());
   }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const PatchTransformer& model,
+                     const std::map<std::string, std::string>& metadata,
+                     const std::vector<ag::StateTensor>& extra) {
+  save_members(path, {&model}, metadata, extra);
+}
+
+void save_ensemble_checkpoint(const std::string& path,
+                              const std::vector<const PatchTransformer*>& members,
+                              const std::map<std::string, std::string>& metadata) {
+  save_members(path, members, metadata, {});
 }
 
 Checkpoint Checkpoint::read(const std::string& path) {
@@ -78,11 +111,24 @@ Checkpoint Checkpoint::read(const std::string& path) {
   }
   ck.attnfc_version_ = need("attnfc_version");
   const std::string& fv = need("format_version");
-  if (fv != std::to_string(kCheckpointFormatVersion)) {
+  const bool v1 = fv == std::to_string(kCheckpointFormatVersion);
+  if (!v1 && fv != std::to_string(kEnsembleCheckpointFormatVersion)) {
     throw InputError(path + ": checkpoint format_version is " + fv + " (written by attnfc " +
-                     ck.attnfc_version_ + "), but this attnfc (" ATTNFC_VERSION ") reads version " +
-                     std::to_string(kCheckpointFormatVersion));
+                     ck.attnfc_version_ +
+                     "), but this attnfc (" ATTNFC_VERSION ") reads versions " +
+                     std::to_string(kCheckpointFormatVersion) + " and " +
+                     std::to_string(kEnsembleCheckpointFormatVersion));
   }
+  // Version 1 predates the key and always holds one network.
+  const std::string members = ck.meta("members", v1 ? "1" : "");
+  const bool ok = members.size() <= 4 && !members.empty() &&
+                  members.find_first_not_of("0123456789") == std::string::npos &&
+                  std::stoi(members) >= 1 && (std::stoi(members) == 1) == v1;
+  if (!ok)
+    throw InputError(
+        path + ": metadata 'members' is \"" + members + "\", expected " +
+        (v1 ? "\"1\" for format_version 1" : "a whole number of at least 2 for format_version 2"));
+  ck.members_ = std::stoi(members);
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(need("model_config"));
@@ -103,23 +149,37 @@ std::string Checkpoint::meta(const std::string& key, const std::string& fallback
 }
 
 void Checkpoint::load_into(const PatchTransformer& model) const {
+  if (members_ != 1)
+    throw InputError(path_ + ": holds an ensemble of " + std::to_string(members_) +
+                     " networks, expected a single one");
+  load_members({&model});
+}
+
+void Checkpoint::load_members(const std::vector<const PatchTransformer*>& members) const {
+  if (members.size() != static_cast<size_t>(members_))
+    throw std::logic_error("load_members: " + std::to_string(members.size()) +
+                           " models for a file of " + std::to_string(members_));
   std::set<std::string> expected;
-  for (const auto& p : model.parameters().all()) {
-    expected.insert(p.name);
-    const safetensors::TensorData* t = file_.find(p.name);
-    if (!t) {
-      throw InputError(path_ + ": tensor '" + p.name +
-                       "' is missing (the model_config needs it; was the file written by a "
-                       "different attnfc version?)");
-    }
-    if (t->dtype != "F32") {
-      throw InputError(path_ + ": tensor '" + p.name + "' has dtype " + t->dtype +
-                       ", expected F32");
-    }
-    const std::vector<int64_t> want = dims_of(p.tensor);
-    if (t->shape != want) {
-      throw InputError(path_ + ": tensor '" + p.name + "' has shape " + shape_str(t->shape) +
-                       ", expected " + shape_str(want) + " for the model_config");
+  for (size_t k = 0; k < members.size(); ++k) {
+    const std::string prefix = member_prefix(k, members.size());
+    for (const auto& p : members[k]->parameters().all()) {
+      const std::string name = prefix + p.name;
+      expected.insert(name);
+      const safetensors::TensorData* t = file_.find(name);
+      if (!t) {
+        throw InputError(path_ + ": tensor '" + name +
+                         "' is missing (the model_config needs it; was the file written by a "
+                         "different attnfc version?)");
+      }
+      if (t->dtype != "F32") {
+        throw InputError(path_ + ": tensor '" + name + "' has dtype " + t->dtype +
+                         ", expected F32");
+      }
+      const std::vector<int64_t> want = dims_of(p.tensor);
+      if (t->shape != want) {
+        throw InputError(path_ + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
+                         ", expected " + shape_str(want) + " for the model_config");
+      }
     }
   }
   for (const auto& t : file_.tensors) {
@@ -129,9 +189,12 @@ void Checkpoint::load_into(const PatchTransformer& model) const {
     }
   }
   // Every check passed: only now overwrite the weights (all or nothing).
-  for (const auto& p : model.parameters().all()) {
-    const safetensors::TensorData* t = file_.find(p.name);
-    std::copy(t->values.begin(), t->values.end(), p.tensor.data());
+  for (size_t k = 0; k < members.size(); ++k) {
+    const std::string prefix = member_prefix(k, members.size());
+    for (const auto& p : members[k]->parameters().all()) {
+      const safetensors::TensorData* t = file_.find(prefix + p.name);
+      std::copy(t->values.begin(), t->values.end(), p.tensor.data());
+    }
   }
 }
 

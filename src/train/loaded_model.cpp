@@ -8,15 +8,19 @@
 
 namespace attnfc::train {
 
-BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels, int horizon) {
-  const int L = m.config().context_length;
-  const int H = horizon > 0 ? horizon : m.config().horizon;
-  const bool mixed = m.config().channel_mode == model::ChannelMode::kMixed;
+BatchForecaster model_forecaster(const Members& members, int channels, int horizon) {
+  if (members.empty()) throw std::logic_error("model_forecaster: no networks");
+  const model::ModelConfig& cfg = members.front()->config();
+  const int L = cfg.context_length;
+  const int H = horizon > 0 ? horizon : cfg.horizon;
+  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
   const int C = channels;
   // Scratch buffers are reused across calls: one evaluation makes one allocation.
   auto ctx = std::make_shared<std::vector<float>>();
   auto obs = std::make_shared<std::vector<uint8_t>>();
-  return [&m, L, H, C, mixed, ctx, obs](const float* contexts, int64_t batch, float* out) {
+  auto sum = std::make_shared<std::vector<float>>();
+  return [members, L, H, C, mixed, ctx, obs, sum](const float* contexts, int64_t batch,
+                                                  float* out) {
     const int64_t n = static_cast<int64_t>(batch) * L * C;
     ctx->resize(n);
     obs->resize(n);
@@ -29,8 +33,19 @@ BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels,
           (*obs)[dst] = std::isnan(v) ? 0 : 1;
           (*ctx)[dst] = std::isnan(v) ? 0.0f : v;
         }
-    const std::vector<float> f = mixed ? m.forecast(ctx->data(), obs->data(), batch, L, H)
-                                       : m.forecast(ctx->data(), obs->data(), batch * C, L, H);
+    const int64_t samples = mixed ? batch : batch * C;
+    std::vector<float>& f = *sum;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const std::vector<float> fk = members[k]->forecast(ctx->data(), obs->data(), samples, L, H);
+      if (k == 0)
+        f = fk;
+      else
+        for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
+    }
+    if (members.size() > 1) {
+      const float inv = 1.0f / static_cast<float>(members.size());
+      for (float& v : f) v *= inv;
+    }
     for (int64_t b = 0; b < batch; ++b)
       for (int h = 0; h < H; ++h)
         for (int c = 0; c < C; ++c)
@@ -64,10 +79,19 @@ LoadedModel LoadedModel::load(const std::string& path) {
   if (lm.scaler.num_channels() != lm.columns.size())
     throw InputError(path + ": the scaler has " + std::to_string(lm.scaler.num_channels()) +
                      " channels but 'columns' names " + std::to_string(lm.columns.size()));
-  lm.params = std::make_unique<ag::ParameterSet>();
-  lm.model = std::make_unique<model::PatchTransformer>(ck.config(), *lm.params, 0);
-  ck.load_into(*lm.model);
+  for (int k = 0; k < ck.members(); ++k) {
+    lm.params.push_back(std::make_unique<ag::ParameterSet>());
+    lm.networks.push_back(
+        std::make_unique<model::PatchTransformer>(ck.config(), *lm.params.back(), 0));
+  }
+  ck.load_members(lm.members());
   return lm;
+}
+
+Members LoadedModel::members() const {
+  Members out;
+  for (const auto& n : networks) out.push_back(n.get());
+  return out;
 }
 
 data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
@@ -87,12 +111,12 @@ std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::
   return v;
 }
 
-nlohmann::json evaluate_model(const model::PatchTransformer& m, const data::TimeSeries& series,
+nlohmann::json evaluate_model(const Members& m, const data::TimeSeries& series,
                               const data::Scaler& scaler, const data::Split& split,
                               const std::vector<std::string>& parts, int eval_batch,
                               std::string* table) {
   const int C = static_cast<int>(series.num_channels());
-  const int L = m.config().context_length, H = m.config().horizon;
+  const int L = m.front()->config().context_length, H = m.front()->config().horizon;
   const std::vector<float> values = scaled_with_gaps(series, scaler);
   const SeriesRef train_rows{values.data() + split.train.begin * C,
                              static_cast<int64_t>(split.train.size()), C};

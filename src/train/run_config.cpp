@@ -125,7 +125,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.grad_clip = s.get_number("grad_clip", t.grad_clip, 0, 1e6);
   t.patience = static_cast<int>(s.get_int("patience", t.patience, 0, 100000));
   t.min_delta = s.get_number("min_delta", t.min_delta, 0, 1e6);
-  t.seed = static_cast<uint64_t>(s.get_int("seed", 1, 0, int64_t{1} << 53));
+  t.seed = static_cast<uint64_t>(s.get_int("seed", 1, 0, static_cast<int64_t>(kMaxSeed)));
   t.max_steps_per_epoch = s.get_int("max_steps_per_epoch", 0, 0, int64_t{1} << 40);
   t.max_val_windows = s.get_int("max_val_windows", 0, 0, int64_t{1} << 40);
   t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
@@ -143,7 +143,13 @@ TrainConfig parse_train(const nlohmann::json& section) {
   } else {
     t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
   }
+  t.ensemble = static_cast<int>(s.get_int("ensemble", t.ensemble, 1, 64));
   s.finish();
+  if (t.seed + static_cast<uint64_t>(t.ensemble - 1) * kEnsembleSeedStride > kMaxSeed)
+    throw InputError("train.seed: found " + std::to_string(t.seed) + ", expected at most " +
+                     std::to_string(kMaxSeed - (t.ensemble - 1) * kEnsembleSeedStride) +
+                     " with train.ensemble " + std::to_string(t.ensemble) +
+                     " (member seeds are seed + k * " + std::to_string(kEnsembleSeedStride) + ")");
   if (t.min_lr > t.lr)
     throw InputError("train.min_lr: found " + std::to_string(t.min_lr) +
                      ", expected at most train.lr (" + std::to_string(t.lr) + ")");
@@ -214,8 +220,18 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"linear_init", t.linear_init},
                           {"linear_lr_scale", t.linear_lr_scale},
                           {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
-                                                              : nlohmann::json(t.linear_ridge)}};
+                                                              : nlohmann::json(t.linear_ridge)},
+                          {"ensemble", t.ensemble}};
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
+}
+
+void resolve_model_channels(RunConfig& config, size_t data_channels) {
+  if (config.model.channel_mode != model::ChannelMode::kMixed) return;
+  const int C = static_cast<int>(data_channels);
+  if (!config.model_channels_given) config.model.channels = C;
+  if (config.model.channels != C)
+    throw InputError("model.channels: found " + std::to_string(config.model.channels) +
+                     ", but the data has " + std::to_string(C) + " columns");
 }
 
 data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context) {

@@ -20,6 +20,7 @@
 #include "attnfc/data/window.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/ensemble.hpp"
 #include "attnfc/train/linear_init.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
@@ -30,6 +31,14 @@ namespace fs = std::filesystem;
 
 std::string run_file(const std::string& out_dir, const char* name) {
   return (fs::path(out_dir) / name).string();
+}
+
+void ensure_out_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(dir + ": cannot create the output folder (" +
+                     (ec ? ec.message() : std::string("not a directory")) + ")");
 }
 
 namespace {
@@ -81,14 +90,6 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-void ensure_out_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw InputError(dir + ": cannot create the output folder (" +
-                     (ec ? ec.message() : std::string("not a directory")) + ")");
-}
-
 // Mean over samples of the per-sample MSE of the last position's forecast (observed
 // targets only): what evaluation reports, so early stopping optimises what is scored.
 double validation_mse(const model::PatchTransformer& m, const data::WindowSampler& val,
@@ -127,6 +128,7 @@ double validation_mse(const model::PatchTransformer& m, const data::WindowSample
 }  // namespace
 
 TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
+  if (config_in.train.ensemble > 1) return train_ensemble(config_in, opt);
   RunConfig config = config_in;
   const TrainConfig& tc = config.train;
   const std::string ckpt_path = run_file(opt.out_dir, "checkpoint.safetensors");
@@ -154,10 +156,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   data::validate_split(split, L, H, series.source);
   const bool mixed = config.model.channel_mode == model::ChannelMode::kMixed;
   const int C = static_cast<int>(series.num_channels());
-  if (mixed && !config.model_channels_given) config.model.channels = C;
-  if (mixed && config.model.channels != C)
-    throw InputError("model.channels: found " + std::to_string(config.model.channels) +
-                     ", but the data has " + std::to_string(C) + " columns");
+  resolve_model_channels(config, series.num_channels());
   const data::Scaler scaler = data::Scaler::fit(series, split.train);
   data::TimeSeries scaled = series;
   scaler.apply(scaled);
@@ -314,7 +313,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
                 st.stopper.best_epoch(),
                 st.stopper.best(),
                 st.global_step,
-                nullptr};
+                nullptr,
+                steps_this_call};
       }
     }
     const double seconds =
@@ -350,14 +350,15 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
                      st.stopper.best_epoch(),
                      st.stopper.best(),
                      st.global_step,
-                     nullptr};
+                     nullptr,
+                     steps_this_call};
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   std::vector<std::string> parts{"val"};
   if (tc.evaluate_test) parts.push_back("test");
   std::string table;
   nlohmann::json metrics =
-      evaluate_model(net, series, scaler, split, parts, tc.eval_batch_size, &table);
+      evaluate_model({&net}, series, scaler, split, parts, tc.eval_batch_size, &table);
   spdlog::info("best epoch {} of {}:\n{}", result.best_epoch, result.epochs_run, table);
   metrics.update({{"best_epoch", result.best_epoch},
                   {"best_val_loss", result.best_val_loss},

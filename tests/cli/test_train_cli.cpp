@@ -110,6 +110,33 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
   CHECK(r.out.find("--resume") != std::string::npos);
 }
 
+TEST_CASE("an ensemble trains, predicts, evaluates, plots and shows a chosen member") {
+  Fixture f;
+  const std::string run = f.dir + "/ens";
+  Run r = run_attnfc("train --config " + f.config + " --out " + run + " --set train.ensemble=2");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("trained an ensemble of 2 networks") != std::string::npos);
+  CHECK(r.out.find("members/*/train_log.csv") != std::string::npos);
+  const std::string model = run + "/model.safetensors";
+  r = run_attnfc("predict --model " + model + " --input " + f.csv);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.rfind("date,OT\n2016-07-30 04:00:00,", 0) == 0);
+  r = run_attnfc("evaluate --model " + model + " --input " + f.csv + " --split test");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("attnfc") != std::string::npos);
+  r = run_attnfc("plot --model " + model + " --input " + f.csv + " --output " + f.dir + "/e.html");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  const std::string html = slurp(f.dir + "/e.html");
+  CHECK(html.find("val MSE, member 2") != std::string::npos);
+  CHECK(html.find("member 1 of the ensemble of 2") != std::string::npos);
+  r = run_attnfc("attention --model " + model + " --input " + f.csv + " --member 2 --no-heatmap");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("these are member 2's maps") != std::string::npos);
+  r = run_attnfc("attention --model " + model + " --input " + f.csv + " --member 3");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--member: found 3, expected 1..2") != std::string::npos);
+}
+
 TEST_CASE("an interrupted run resumes to the same parameters, bit for bit") {
   Fixture f;
   Run r = run_attnfc("train --config " + f.config + " --out " + f.dir + "/a");

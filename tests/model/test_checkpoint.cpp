@@ -88,9 +88,12 @@ TEST_CASE("checkpoint: wrong name, shape, dtype, version and metadata are named"
     }
   });
   CHECK(contains(e, "tensor 'head.weight' has shape [8, 3], expected [3, 8]"));
+  e = rewrite([](st::File& g) { g.metadata["format_version"] = "3"; });
+  CHECK(contains(e, "format_version is 3"));
+  CHECK(contains(e, "reads versions 1 and 2"));
+  // Version 2 is an ensemble: a one-network file cannot claim it.
   e = rewrite([](st::File& g) { g.metadata["format_version"] = "2"; });
-  CHECK(contains(e, "format_version is 2"));
-  CHECK(contains(e, "reads version 1"));
+  CHECK(contains(e, "metadata 'members' is \"1\", expected a whole number of at least 2"));
   e = rewrite([](st::File& g) { g.metadata.erase("model_config"); });
   CHECK(contains(e, "'model_config' is missing"));
   e = rewrite([](st::File& g) { g.metadata["format"] = "something.else"; });
@@ -110,5 +113,51 @@ TEST_CASE("checkpoint: wrong name, shape, dtype, version and metadata are named"
   CHECK_THROWS_WITH_AS(model::save_checkpoint(bad, m, {{"format", "x"}}),
                        doctest::Contains("reserved"), InputError);
   std::remove(good.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("checkpoint: an ensemble keeps every member; a one-network load refuses it") {
+  const ModelConfig c = model_test::micro_config();
+  ag::ParameterSet p1, p2, p3;
+  PatchTransformer m1(c, p1, 1), m2(c, p2, 2), m3(c, p3, 3);
+  model_test::randomize(p1, 11);
+  model_test::randomize(p2, 12);
+  model_test::randomize(p3, 13);
+  const std::string path = "test_checkpoint_ensemble.safetensors";
+  model::save_ensemble_checkpoint(path, {&m1, &m2, &m3}, {{"frequency", "1h"}});
+  const Checkpoint ck = Checkpoint::read(path);
+  CHECK(ck.members() == 3);
+  CHECK(ck.meta("format_version") == "2");
+  CHECK(ck.meta("frequency") == "1h");
+  ag::ParameterSet q1, q2, q3;
+  PatchTransformer n1(ck.config(), q1, 0), n2(ck.config(), q2, 0), n3(ck.config(), q3, 0);
+  ck.load_members({&n1, &n2, &n3});
+  // Each member comes back as itself, in order.
+  const std::vector<float> s = model_test::make_series(8 * 2, 1, 5);
+  CHECK(m1.forecast(s.data(), nullptr, 2, 8, 4) == n1.forecast(s.data(), nullptr, 2, 8, 4));
+  CHECK(m2.forecast(s.data(), nullptr, 2, 8, 4) == n2.forecast(s.data(), nullptr, 2, 8, 4));
+  CHECK(m3.forecast(s.data(), nullptr, 2, 8, 4) == n3.forecast(s.data(), nullptr, 2, 8, 4));
+  CHECK(m1.forecast(s.data(), nullptr, 2, 8, 4) != n2.forecast(s.data(), nullptr, 2, 8, 4));
+  CHECK_THROWS_WITH_AS(ck.load_into(n1), doctest::Contains("holds an ensemble of 3 networks"),
+                       InputError);
+
+  // A member's tensor missing is named with its member prefix; stray tensors are refused.
+  st::File f = st::read(path);
+  const std::string bad = "test_checkpoint_ensemble_bad.safetensors";
+  st::File g = f;
+  for (auto& t : g.tensors)
+    if (t.name == "member2.head.weight") t.name = "member4.head.weight";
+  st::write(bad, g);
+  const Checkpoint bad_ck = Checkpoint::read(bad);
+  CHECK_THROWS_WITH_AS(bad_ck.load_members({&n1, &n2, &n3}),
+                       doctest::Contains("tensor 'member2.head.weight' is missing"), InputError);
+  g = f;
+  g.metadata["members"] = "two";
+  st::write(bad, g);
+  CHECK_THROWS_WITH_AS(Checkpoint::read(bad), doctest::Contains("metadata 'members' is \"two\""),
+                       InputError);
+  CHECK_THROWS_WITH_AS(model::save_checkpoint(bad, m1, {{"members", "1"}}),
+                       doctest::Contains("reserved"), InputError);
+  std::remove(path.c_str());
   std::remove(bad.c_str());
 }

@@ -3,13 +3,20 @@
 // documented name (docs/MODEL.md), optional extra state tensors (e.g. optimiser
 // moments; stored 1-D as "optim.<name>"), and string metadata:
 //   format          "attnfc.patch_transformer"          (written by save_checkpoint)
-//   format_version  "1"                                  (written by save_checkpoint)
+//   format_version  "1", or "2" for an ensemble          (written by save_checkpoint)
+//   members         number of ensemble members, "1" for one network
+//                   (written by save_checkpoint; a version-1 file holds one)
 //   attnfc_version  the writing binary's version         (written by save_checkpoint)
 //   model_config    to_json(ModelConfig), compact JSON   (written by save_checkpoint)
 // and, by convention, keys the caller passes in `metadata`:
 //   config     the whole resolved run config (JSON)     scaler   scaler statistics (JSON)
 //   columns    JSON array of channel names              frequency e.g. "1h"
 // Reserved keys cannot be overridden by the caller.
+//
+// An ensemble (members that share one model_config, trained from different seeds)
+// stores member k's parameters as "member<k>.<name>", k = 1..K, and is format
+// version 2, so a reader that predates ensembles refuses it with a clear message
+// instead of loading one member. One network keeps the plain names and version 1.
 #include <map>
 #include <string>
 #include <vector>
@@ -22,13 +29,19 @@
 namespace attnfc::model {
 
 inline constexpr const char* kCheckpointFormat = "attnfc.patch_transformer";
-inline constexpr int kCheckpointFormatVersion = 1;
+inline constexpr int kCheckpointFormatVersion = 1;          // one network
+inline constexpr int kEnsembleCheckpointFormatVersion = 2;  // K > 1 members
 
 // Writes atomically (temporary file, fsync, rename). Throws InputError if a
 // metadata key is reserved or an extra tensor name clashes with a parameter.
 void save_checkpoint(const std::string& path, const PatchTransformer& model,
                      const std::map<std::string, std::string>& metadata = {},
                      const std::vector<ag::StateTensor>& extra = {});
+// An ensemble: every member must have the same config; one member writes what
+// save_checkpoint writes. Throws std::logic_error for no members or mixed configs.
+void save_ensemble_checkpoint(const std::string& path,
+                              const std::vector<const PatchTransformer*>& members,
+                              const std::map<std::string, std::string>& metadata = {});
 
 class Checkpoint {
  public:
@@ -39,6 +52,8 @@ class Checkpoint {
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
   const std::string& attnfc_version() const { return attnfc_version_; }
+  // Ensemble size: 1 for one network.
+  int members() const { return members_; }
   // Every metadata entry, reserved ones included.
   const std::map<std::string, std::string>& metadata() const { return file_.metadata; }
   // Value of a metadata key, or `fallback` when absent.
@@ -48,7 +63,11 @@ class Checkpoint {
   // present with dtype F32 and the parameter's shape, and every tensor in the file
   // must be a parameter or an "optim." extra. Errors name the tensor and
   // what differs (missing, unexpected, shape found vs expected, dtype).
+  // A one-network checkpoint only; an ensemble is an InputError saying so.
   void load_into(const PatchTransformer& model) const;
+  // Loads every member (members.size() must equal members(), each built from
+  // config()); the same checks as load_into, for each member's tensor names.
+  void load_members(const std::vector<const PatchTransformer*>& members) const;
   // Tensors saved as `extra` (in file order, "optim." prefix removed).
   std::vector<ag::StateTensor> extra() const;
 
@@ -57,6 +76,7 @@ class Checkpoint {
   safetensors::File file_;
   ModelConfig config_;
   std::string attnfc_version_;
+  int members_ = 1;
 };
 
 }  // namespace attnfc::model

@@ -17,13 +17,19 @@
 
 namespace attnfc::train {
 
+// The networks of one trained model: one, or the members of an ensemble (same config,
+// different seeds), whose forecast is the mean of the members' forecasts.
+using Members = std::vector<const model::PatchTransformer*>;
+
 // Wraps a model as a BatchForecaster over scaled contexts [batch, L, C] (NaN = missing):
 // channel-independent models see each channel as its own sample. Output [batch, H, C].
-BatchForecaster model_forecaster(const model::PatchTransformer& m, int channels, int horizon = 0);
+// An ensemble's members are summed in order and divided by their number, so the
+// result does not depend on the thread count.
+BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0);
 
 struct LoadedModel {
-  std::unique_ptr<ag::ParameterSet> params;
-  std::unique_ptr<model::PatchTransformer> model;
+  std::vector<std::unique_ptr<ag::ParameterSet>> params;
+  std::vector<std::unique_ptr<model::PatchTransformer>> networks;  // >= 1; members of an ensemble
   data::Scaler scaler;
   std::vector<std::string> columns;
   std::string frequency;  // as trained ("1h"), may be "unknown"
@@ -39,15 +45,17 @@ struct LoadedModel {
   // lacks is an InputError listing what the file has. Values stay in original units.
   data::TimeSeries read_series(const std::string& csv_path) const;
 
-  int context() const { return model->config().context_length; }
-  int horizon() const { return model->config().horizon; }
+  Members members() const;
+  const model::ModelConfig& config() const { return networks.front()->config(); }
+  int context() const { return config().context_length; }
+  int horizon() const { return config().horizon; }
 };
 
 // The model beside the three baselines (fit on split.train) on every stride-1 window
 // whose targets lie in the chosen parts ("val", "test"), scaled and original units.
 // Returns {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}};
 // *table gets the printable tables. series is in original units, as read.
-nlohmann::json evaluate_model(const model::PatchTransformer& m, const data::TimeSeries& series,
+nlohmann::json evaluate_model(const Members& m, const data::TimeSeries& series,
                               const data::Scaler& scaler, const data::Split& split,
                               const std::vector<std::string>& parts, int eval_batch,
                               std::string* table = nullptr);

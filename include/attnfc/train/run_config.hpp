@@ -57,7 +57,13 @@ struct TrainConfig {
   // Ridge of the least-squares start, relative to the mean diagonal of X^T X; negative
   // = "auto" (the candidate with the lowest validation MSE, train/linear_init.hpp).
   double linear_ridge = -1;
+  // Networks trained from different seeds whose forecasts are averaged (train/ensemble.hpp);
+  // 1 = one network. Member k (1-based) trains with seed + (k - 1) * kEnsembleSeedStride.
+  int ensemble = 1;
 };
+
+inline constexpr uint64_t kEnsembleSeedStride = 1000003;
+inline constexpr uint64_t kMaxSeed = uint64_t{1} << 53;  // exact in a JSON number (double)
 
 struct RunConfig {
   DataConfig data;
@@ -75,6 +81,10 @@ void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets)
 RunConfig parse_run_config(const nlohmann::json& root);
 // Every key with its resolved value (what `attnfc train` writes as config.json).
 nlohmann::json to_json(const RunConfig& config);
+
+// Fills model.channels from the data for a mixed-channel model whose config left it
+// out; InputError naming model.channels when a given value disagrees with the data.
+void resolve_model_channels(RunConfig& config, size_t data_channels);
 
 // Builds the split the data section asks for.
 data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context);

@@ -12,6 +12,8 @@
 //   train_log.csv           one row per epoch
 //   metrics.json            at the end: the best model beside the baselines on the
 //                           validation and test splits (same windows)
+// An ensemble's folder holds instead members/<k>/, one such folder per member, and the
+// combined model.safetensors and metrics.json (train/ensemble.hpp).
 // Randomness is counter-based (shuffle = f(seed, epoch), dropout = f(seed, step)), so
 // the loop position is the whole RNG state: a resumed run ends with the same
 // parameters, bit for bit, as one that was never interrupted.
@@ -42,15 +44,20 @@ struct TrainResult {
   int epochs_run = 0;   // epochs completed in total (including before a resume)
   int best_epoch = -1;  // 1-based training epoch, 0 = the initial model; -1 if none
   double best_val_loss = 0;
-  int64_t steps = 0;       // optimiser steps in total
-  nlohmann::json metrics;  // what metrics.json holds (null unless finished)
+  int64_t steps = 0;            // optimiser steps in total
+  nlohmann::json metrics;       // what metrics.json holds (null unless finished)
+  int64_t steps_this_call = 0;  // optimiser steps taken by this call
+  int members = 1;              // networks trained: train.ensemble
 };
 
 // Throws InputError for bad data / config / output folder, std::runtime_error when
 // training diverges (non-finite loss or gradient: nothing is saved from that step).
+// With train.ensemble > 1 it trains the members one after another (train/ensemble.hpp).
 TrainResult train(const RunConfig& config, const TrainOptions& options);
 
 // Paths inside a run folder.
 std::string run_file(const std::string& out_dir, const char* name);
+// Creates the folder (and its parents); InputError naming it when that fails.
+void ensure_out_dir(const std::string& dir);
 
 }  // namespace attnfc::train

@@ -1,0 +1,170 @@
+// A seed ensemble: K member runs in members/<k>/, then one model file and one score.
+#include "attnfc/train/ensemble.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/checkpoint.hpp"
+#include "attnfc/model/config.hpp"
+#include "attnfc/train/loaded_model.hpp"
+
+namespace attnfc::train {
+
+namespace fs = std::filesystem;
+
+uint64_t member_seed(uint64_t seed, int k) {
+  return seed + static_cast<uint64_t>(k - 1) * kEnsembleSeedStride;
+}
+
+namespace {
+
+std::string member_dir(const std::string& out_dir, int k) {
+  return (fs::path(out_dir) / "members" / std::to_string(k)).string();
+}
+
+// Reads the finished members' models and writes them as one ensemble file whose metadata
+// is member 1's (the scaler, columns and frequency come from the same data and config for
+// every member) with the ensemble's own run config.
+void combine_members(const std::string& out_dir, int K, const nlohmann::json& resolved) {
+  std::vector<std::unique_ptr<ag::ParameterSet>> params;
+  std::vector<std::unique_ptr<model::PatchTransformer>> nets;
+  std::map<std::string, std::string> meta;
+  for (int k = 1; k <= K; ++k) {
+    const model::Checkpoint ck =
+        model::Checkpoint::read(run_file(member_dir(out_dir, k), "model.safetensors"));
+    params.push_back(std::make_unique<ag::ParameterSet>());
+    nets.push_back(std::make_unique<model::PatchTransformer>(ck.config(), *params.back(), 0));
+    ck.load_into(*nets.back());
+    for (const char* key : {"scaler", "columns", "frequency"}) {
+      if (k == 1) meta[key] = ck.meta(key);
+      if (ck.meta(key) != meta[key])
+        throw std::runtime_error(ck.path() + ": metadata '" + key + "' differs from member 1's");
+    }
+  }
+  meta["config"] = resolved.dump();
+  std::vector<const model::PatchTransformer*> members;
+  for (const auto& n : nets) members.push_back(n.get());
+  model::save_ensemble_checkpoint(run_file(out_dir, "model.safetensors"), members, meta);
+}
+
+}  // namespace
+
+TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
+  RunConfig config = config_in;
+  const int K = config.train.ensemble;
+  const std::string model_path = run_file(opt.out_dir, "model.safetensors");
+  const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
+  const std::string members_path = (fs::path(opt.out_dir) / "members").string();
+  ensure_out_dir(opt.out_dir);
+  if (!opt.resume && (fs::exists(members_path) || fs::exists(model_path) ||
+                      fs::exists(run_file(opt.out_dir, "checkpoint.safetensors"))))
+    throw InputError(opt.out_dir +
+                     ": already holds a run; pass --resume to continue it, or "
+                     "choose another --out");
+  if (opt.resume && fs::exists(metrics_path)) {
+    TrainResult done;
+    done.status = TrainResult::Status::kAlreadyFinished;
+    done.members = K;
+    return done;
+  }
+  if (opt.resume && !fs::exists(members_path))
+    throw InputError(members_path + ": nothing to resume (no ensemble members in " + opt.out_dir +
+                     ")");
+
+  // The data decides model.channels of a mixed model, as in a single run, so the
+  // config.json written here is the one every member resolves to (seed aside).
+  const data::TimeSeries series = data::load_series(config.data.csv);
+  resolve_model_channels(config, series.num_channels());
+  const nlohmann::json resolved = to_json(config);
+  const std::string config_json = resolved.dump(2) + "\n";
+  if (opt.resume) {
+    const std::string saved = model::load_json_file(run_file(opt.out_dir, "config.json")).dump(2);
+    if (saved + "\n" != config_json)
+      throw InputError(opt.out_dir +
+                       "/config.json differs from the config given; resume with "
+                       "the same config (or omit --config to use the saved one)");
+  }
+  write_file_atomic(run_file(opt.out_dir, "config.json"), config_json);
+
+  TrainResult result;
+  result.members = K;
+  nlohmann::json members = nlohmann::json::array();
+  double seconds = 0;
+  int64_t parameters = 0;
+  for (int k = 1; k <= K; ++k) {
+    RunConfig mc = config;
+    mc.train.ensemble = 1;
+    mc.train.seed = member_seed(config.train.seed, k);
+    TrainOptions mo = opt;
+    mo.out_dir = member_dir(opt.out_dir, k);
+    // A member folder without a checkpoint has no progress to keep (it was stopped
+    // before its first save): start it again.
+    mo.resume = fs::exists(run_file(mo.out_dir, "checkpoint.safetensors")) ||
+                fs::exists(run_file(mo.out_dir, "metrics.json"));
+    if (!mo.resume) fs::remove_all(mo.out_dir);
+    if (opt.interrupt_after_steps > 0)
+      mo.interrupt_after_steps = std::max<int64_t>(
+          1, opt.interrupt_after_steps - result.steps_this_call);  // the call's budget
+    if (!(mo.resume && fs::exists(run_file(mo.out_dir, "metrics.json"))))
+      spdlog::info("ensemble member {} of {} (seed {}) -> {}", k, K, mc.train.seed, mo.out_dir);
+    const TrainResult r = train(mc, mo);
+    result.steps_this_call += r.steps_this_call;
+    if (r.status == TrainResult::Status::kInterrupted) {
+      result.status = TrainResult::Status::kInterrupted;
+      result.steps += r.steps;
+      return result;
+    }
+    const nlohmann::json m = model::load_json_file(run_file(mo.out_dir, "metrics.json"));
+    nlohmann::json entry = {{"member", k},
+                            {"seed", mc.train.seed},
+                            {"best_epoch", m.at("best_epoch")},
+                            {"best_val_loss", m.at("best_val_loss")},
+                            {"epochs_run", m.at("epochs_run")},
+                            {"train_seconds", m.at("train_seconds")}};
+    for (const char* part : {"val", "test"})
+      if (m.contains(part)) entry[std::string(part) + "_mse"] = m[part]["models"]["attnfc"]["scaled"]["mse"];
+    members.push_back(entry);
+    result.epochs_run += m.at("epochs_run").get<int>();
+    result.steps += m.at("steps").get<int64_t>();
+    seconds += m.at("train_seconds").get<double>();
+    parameters += m.at("parameters").get<int64_t>();
+    if (k == 1) {
+      result.best_epoch = m.at("best_epoch").get<int>();
+      if (m.contains("linear_start")) result.metrics["linear_start"] = m["linear_start"];
+    }
+  }
+
+  combine_members(opt.out_dir, K, resolved);
+  const LoadedModel lm = LoadedModel::load(model_path);
+  const data::Split split = make_split(config.data, series, lm.context());
+  std::vector<std::string> parts{"val"};
+  if (config.train.evaluate_test) parts.push_back("test");
+  std::string table;
+  nlohmann::json metrics = evaluate_model(lm.members(), series, lm.scaler, split, parts,
+                                          config.train.eval_batch_size, &table);
+  result.best_val_loss = metrics["val"]["models"]["attnfc"]["scaled"]["mse"].get<double>();
+  spdlog::info("ensemble of {} members:\n{}", K, table);
+  metrics.update({{"best_epoch", result.best_epoch},
+                  {"best_val_loss", result.best_val_loss},
+                  {"epochs_run", result.epochs_run},
+                  {"steps", result.steps},
+                  {"parameters", parameters},
+                  {"train_seconds", seconds},
+                  {"members", members}});
+  if (result.metrics.contains("linear_start"))
+    metrics["linear_start"] = result.metrics["linear_start"];
+  write_file_atomic(metrics_path, metrics.dump(2) + "\n");
+  result.metrics = metrics;
+  return result;
+}
+
+}  // namespace attnfc::train

@@ -1,0 +1,105 @@
+// Seed ensembles (train.ensemble): members are the single runs of their seeds, the
+// forecast is their mean, the run resumes bit for bit, and its keys are checked.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/train/ensemble.hpp"
+#include "attnfc/train/loaded_model.hpp"
+#include "attnfc/train/run_config.hpp"
+#include "train_test_util.hpp"
+
+namespace fs = std::filesystem;
+using namespace attnfc;
+using namespace attnfc::train;
+using train_test::check_same_tensors;
+using train_test::config_for;
+using train_test::slurp;
+using train_test::temp_dir;
+using train_test::write_csv;
+
+TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their mean") {
+  const std::string dir = temp_dir("ensemble");
+  const std::string csv = write_csv(dir, 700);
+  // No linear shortcut: on this series its least-squares start is nearly exact and every
+  // member would keep it, leaving nothing for the seeds to change.
+  nlohmann::json j = config_for(csv);
+  j["train"]["epochs"] = 2;
+  j["train"]["ensemble"] = 2;
+  const RunConfig cfg = parse_run_config(j);
+
+  const TrainResult r = train::train(cfg, {dir + "/ens"});
+  REQUIRE(r.status == TrainResult::Status::kFinished);
+  CHECK(r.members == 2);
+  for (const char* f : {"config.json", "model.safetensors", "metrics.json",
+                        "members/1/model.safetensors", "members/2/train_log.csv"})
+    CHECK(fs::exists(dir + "/ens/" + f));
+
+  // Member 2 is exactly what a single run with its seed trains.
+  RunConfig single = cfg;
+  single.train.ensemble = 1;
+  single.train.seed = member_seed(cfg.train.seed, 2);
+  CHECK(single.train.seed == 7 + kEnsembleSeedStride);
+  REQUIRE(train::train(single, {dir + "/single"}).status == TrainResult::Status::kFinished);
+  check_same_tensors(dir + "/single/model.safetensors", dir + "/ens/members/2/model.safetensors");
+
+  // The ensemble's forecast is the members' sum divided by two, bit for bit.
+  const LoadedModel ens = LoadedModel::load(dir + "/ens/model.safetensors");
+  const LoadedModel m1 = LoadedModel::load(dir + "/ens/members/1/model.safetensors");
+  const LoadedModel m2 = LoadedModel::load(dir + "/ens/members/2/model.safetensors");
+  REQUIRE(ens.networks.size() == 2);
+  CHECK(ens.run.train.ensemble == 2);
+  CHECK(ens.run.train.seed == 7);
+  const int C = 2, L = 32, H = 8, B = 3;
+  std::vector<float> ctx(B * L * C);
+  for (size_t i = 0; i < ctx.size(); ++i) ctx[i] = static_cast<float>(std::sin(0.3 * i));
+  std::vector<float> fe(B * H * C), f1(fe.size()), f2(fe.size());
+  model_forecaster(ens.members(), C)(ctx.data(), B, fe.data());
+  model_forecaster(m1.members(), C)(ctx.data(), B, f1.data());
+  model_forecaster(m2.members(), C)(ctx.data(), B, f2.data());
+  CHECK(f1 != f2);
+  for (size_t i = 0; i < fe.size(); ++i) CHECK(fe[i] == (f1[i] + f2[i]) * 0.5f);
+
+  // metrics.json scores the ensemble and lists each member's own scores.
+  const auto metrics = nlohmann::json::parse(slurp(dir + "/ens/metrics.json"));
+  REQUIRE(metrics["members"].size() == 2);
+  CHECK(metrics["members"][1]["seed"].get<uint64_t>() == 7 + kEnsembleSeedStride);
+  const auto m2_metrics = nlohmann::json::parse(slurp(dir + "/ens/members/2/metrics.json"));
+  CHECK(metrics["members"][1]["test_mse"] == m2_metrics["test"]["models"]["attnfc"]["scaled"]["mse"]);
+  CHECK(metrics["best_val_loss"] == metrics["val"]["models"]["attnfc"]["scaled"]["mse"]);
+  CHECK(metrics["steps"].get<int64_t>() == r.steps);
+  CHECK(metrics["members"][0]["best_epoch"].get<int>() >= 1);
+
+  // Interrupted inside member 1 and again inside member 2, then resumed: the same model.
+  TrainOptions b{dir + "/b"};
+  b.interrupt_after_steps = 5;
+  CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);
+  CHECK_THROWS_WITH_AS(train::train(cfg, b), doctest::Contains("--resume"), InputError);
+  b.resume = true;
+  b.interrupt_after_steps = r.steps / 2 + 3;  // past member 1's end
+  CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);
+  CHECK(fs::exists(dir + "/b/members/1/metrics.json"));
+  CHECK_FALSE(fs::exists(dir + "/b/members/2/metrics.json"));
+  b.interrupt_after_steps = 0;
+  const TrainResult rb = train::train(cfg, b);
+  REQUIRE(rb.status == TrainResult::Status::kFinished);
+  CHECK(rb.steps == r.steps);
+  check_same_tensors(dir + "/ens/model.safetensors", dir + "/b/model.safetensors");
+  CHECK(train::train(cfg, b).status == TrainResult::Status::kAlreadyFinished);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("train.ensemble: range and seed room are named") {
+  nlohmann::json j = config_for("x.csv");
+  j["train"]["ensemble"] = 0;
+  CHECK_THROWS_WITH_AS(parse_run_config(j), doctest::Contains("train.ensemble"), InputError);
+  j["train"]["ensemble"] = 3;
+  j["train"]["seed"] = int64_t{1} << 53;
+  CHECK_THROWS_WITH_AS(parse_run_config(j),
+                       doctest::Contains("train.seed: found 9007199254740992, expected at most "
+                                         "9007199252740986 with train.ensemble 3"),
+                       InputError);
+}
