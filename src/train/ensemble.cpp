@@ -106,6 +106,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     mc.train.seed = member_seed(config.train.seed, k);
     TrainOptions mo = opt;
     mo.out_dir = member_dir(opt.out_dir, k);
+    mo.resume_dir = opt.out_dir;
     // A member folder without a checkpoint has no progress to keep (it was stopped
     // before its first save): start it again.
     mo.resume = fs::exists(run_file(mo.out_dir, "checkpoint.safetensors")) ||
@@ -131,7 +132,8 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                             {"epochs_run", m.at("epochs_run")},
                             {"train_seconds", m.at("train_seconds")}};
     for (const char* part : {"val", "test"})
-      if (m.contains(part)) entry[std::string(part) + "_mse"] = m[part]["models"]["attnfc"]["scaled"]["mse"];
+      if (m.contains(part))
+        entry[std::string(part) + "_mse"] = m[part]["models"]["attnfc"]["scaled"]["mse"];
     members.push_back(entry);
     result.epochs_run += m.at("epochs_run").get<int>();
     result.steps += m.at("steps").get<int64_t>();

@@ -307,7 +307,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
         spdlog::warn(
             "interrupted at {}; saved a resumable checkpoint to {}. Continue with: attnfc "
             "train --out {} --resume",
-            where, ckpt_path, opt.out_dir);
+            where, ckpt_path, opt.resume_dir.empty() ? opt.out_dir : opt.resume_dir);
         return {TrainResult::Status::kInterrupted,
                 st.epoch,
                 st.stopper.best_epoch(),

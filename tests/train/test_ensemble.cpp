@@ -68,7 +68,8 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   REQUIRE(metrics["members"].size() == 2);
   CHECK(metrics["members"][1]["seed"].get<uint64_t>() == 7 + kEnsembleSeedStride);
   const auto m2_metrics = nlohmann::json::parse(slurp(dir + "/ens/members/2/metrics.json"));
-  CHECK(metrics["members"][1]["test_mse"] == m2_metrics["test"]["models"]["attnfc"]["scaled"]["mse"]);
+  CHECK(metrics["members"][1]["test_mse"] ==
+        m2_metrics["test"]["models"]["attnfc"]["scaled"]["mse"]);
   CHECK(metrics["best_val_loss"] == metrics["val"]["models"]["attnfc"]["scaled"]["mse"]);
   CHECK(metrics["steps"].get<int64_t>() == r.steps);
   CHECK(metrics["members"][0]["best_epoch"].get<int>() >= 1);

@@ -36,6 +36,9 @@ struct TrainOptions {
   // Behaves as if interrupted after this many optimiser steps in this call (0 = never).
   int64_t interrupt_after_steps = 0;
   bool tty = false;  // progress bar instead of log lines
+  // The folder an interruption message tells the user to resume (empty = out_dir): an
+  // ensemble member names the ensemble's folder, which is what --resume continues.
+  std::string resume_dir = {};
 };
 
 struct TrainResult {
