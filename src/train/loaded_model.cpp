@@ -43,8 +43,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
         for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
     }
     if (members.size() > 1) {
-      const float inv = 1.0f / static_cast<float>(members.size());
-      for (float& v : f) v *= inv;
+      const auto k = static_cast<float>(members.size());
+      for (float& v : f) v /= k;
     }
     for (int64_t b = 0; b < batch; ++b)
       for (int h = 0; h < H; ++h)

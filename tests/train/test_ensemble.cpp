@@ -61,7 +61,7 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   model_forecaster(m1.members(), C)(ctx.data(), B, f1.data());
   model_forecaster(m2.members(), C)(ctx.data(), B, f2.data());
   CHECK(f1 != f2);
-  for (size_t i = 0; i < fe.size(); ++i) CHECK(fe[i] == (f1[i] + f2[i]) * 0.5f);
+  for (size_t i = 0; i < fe.size(); ++i) CHECK(fe[i] == (f1[i] + f2[i]) / 2.0f);
 
   // metrics.json scores the ensemble and lists each member's own scores.
   const auto metrics = nlohmann::json::parse(slurp(dir + "/ens/metrics.json"));
