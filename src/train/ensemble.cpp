@@ -64,13 +64,9 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   const std::string model_path = run_file(opt.out_dir, "model.safetensors");
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
   const std::string members_path = (fs::path(opt.out_dir) / "members").string();
-  ensure_out_dir(opt.out_dir);
-  if (!opt.resume && (fs::exists(members_path) || fs::exists(model_path) ||
-                      fs::exists(run_file(opt.out_dir, "checkpoint.safetensors"))))
-    throw InputError(opt.out_dir +
-                     ": already holds a run; pass --resume to continue it, or "
-                     "choose another --out");
-  if (opt.resume && fs::exists(metrics_path)) {
+  const bool holds_run = fs::exists(members_path) || fs::exists(model_path) ||
+                         fs::exists(run_file(opt.out_dir, "checkpoint.safetensors"));
+  if (open_run_folder(opt, holds_run)) {
     TrainResult done;
     done.status = TrainResult::Status::kAlreadyFinished;
     done.members = K;

@@ -33,12 +33,18 @@ std::string run_file(const std::string& out_dir, const char* name) {
   return (fs::path(out_dir) / name).string();
 }
 
-void ensure_out_dir(const std::string& dir) {
+bool open_run_folder(const TrainOptions& opt, bool holds_run) {
+  const std::string& dir = opt.out_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw InputError(dir + ": cannot create the output folder (" +
                      (ec ? ec.message() : std::string("not a directory")) + ")");
+  if (!opt.resume && holds_run)
+    throw InputError(dir +
+                     ": already holds a run; pass --resume to continue it, or "
+                     "choose another --out");
+  return opt.resume && fs::exists(run_file(dir, "metrics.json"));
 }
 
 namespace {
@@ -134,12 +140,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   const std::string ckpt_path = run_file(opt.out_dir, "checkpoint.safetensors");
   const std::string model_path = run_file(opt.out_dir, "model.safetensors");
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
-  ensure_out_dir(opt.out_dir);
-  if (!opt.resume && (fs::exists(ckpt_path) || fs::exists(model_path)))
-    throw InputError(opt.out_dir +
-                     ": already holds a run; pass --resume to continue it, or "
-                     "choose another --out");
-  if (opt.resume && fs::exists(metrics_path)) {
+  if (open_run_folder(opt, fs::exists(ckpt_path) || fs::exists(model_path))) {
     TrainResult done;
     done.status = TrainResult::Status::kAlreadyFinished;
     return done;

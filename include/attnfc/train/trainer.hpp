@@ -60,7 +60,9 @@ TrainResult train(const RunConfig& config, const TrainOptions& options);
 
 // Paths inside a run folder.
 std::string run_file(const std::string& out_dir, const char* name);
-// Creates the folder (and its parents); InputError naming it when that fails.
-void ensure_out_dir(const std::string& dir);
+// Creates options.out_dir (and its parents) and applies the run-folder rules: a fresh
+// run refuses a folder that `holds_run` says is taken (InputError pointing at --resume);
+// returns true when a resumed run had already finished (metrics.json is there).
+bool open_run_folder(const TrainOptions& options, bool holds_run);
 
 }  // namespace attnfc::train
