@@ -3,7 +3,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -96,7 +95,19 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   nlohmann::json members = nlohmann::json::array();
   double seconds = 0;
   int64_t parameters = 0;
+  nlohmann::json linear_start;  // member 1's; the least-squares start has no seed
   for (int k = 1; k <= K; ++k) {
+    // Ctrl-C during a member's final scoring lands between members: stop here, keep the
+    // finished members, and let --resume start the next one. (A step budget always ends
+    // inside a member: the loop stops right after the step that spends it.)
+    if (k > 1 && opt.interrupt && opt.interrupt->load()) {
+      spdlog::warn(
+          "interrupted before ensemble member {}; continue with: attnfc train --out {} "
+          "--resume",
+          k, opt.out_dir);
+      result.status = TrainResult::Status::kInterrupted;
+      return result;
+    }
     RunConfig mc = config;
     mc.train.ensemble = 1;
     mc.train.seed = member_seed(config.train.seed, k);
@@ -108,9 +119,8 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     mo.resume = fs::exists(run_file(mo.out_dir, "checkpoint.safetensors")) ||
                 fs::exists(run_file(mo.out_dir, "metrics.json"));
     if (!mo.resume) fs::remove_all(mo.out_dir);
-    if (opt.interrupt_after_steps > 0)
-      mo.interrupt_after_steps = std::max<int64_t>(
-          1, opt.interrupt_after_steps - result.steps_this_call);  // the call's budget
+    if (opt.interrupt_after_steps > 0)  // what is left of this call's budget
+      mo.interrupt_after_steps = opt.interrupt_after_steps - result.steps_this_call;
     if (!(mo.resume && fs::exists(run_file(mo.out_dir, "metrics.json"))))
       spdlog::info("ensemble member {} of {} (seed {}) -> {}", k, K, mc.train.seed, mo.out_dir);
     const TrainResult r = train(mc, mo);
@@ -137,7 +147,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     parameters += m.at("parameters").get<int64_t>();
     if (k == 1) {
       result.best_epoch = m.at("best_epoch").get<int>();
-      if (m.contains("linear_start")) result.metrics["linear_start"] = m["linear_start"];
+      linear_start = m.value("linear_start", nlohmann::json());
     }
   }
 
@@ -158,8 +168,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"parameters", parameters},
                   {"train_seconds", seconds},
                   {"members", members}});
-  if (result.metrics.contains("linear_start"))
-    metrics["linear_start"] = result.metrics["linear_start"];
+  if (!linear_start.is_null()) metrics["linear_start"] = linear_start;
   write_file_atomic(metrics_path, metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

@@ -2,6 +2,7 @@
 // forecast is their mean, the run resumes bit for bit, and its keys are checked.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -90,6 +91,23 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   CHECK(rb.steps == r.steps);
   check_same_tensors(dir + "/ens/model.safetensors", dir + "/b/model.safetensors");
   CHECK(train::train(cfg, b).status == TrainResult::Status::kAlreadyFinished);
+
+  // Ctrl-C between members (here: already pressed when member 1, stopped after its last
+  // step, resumes only to score itself) keeps member 1 and does not start member 2.
+  TrainOptions c{dir + "/c"};
+  c.interrupt_after_steps = r.steps / 2;
+  CHECK(train::train(cfg, c).status == TrainResult::Status::kInterrupted);
+  CHECK_FALSE(fs::exists(dir + "/c/members/1/metrics.json"));
+  const std::atomic<bool> pressed{true};
+  c.resume = true;
+  c.interrupt_after_steps = 0;
+  c.interrupt = &pressed;
+  CHECK(train::train(cfg, c).status == TrainResult::Status::kInterrupted);
+  CHECK(fs::exists(dir + "/c/members/1/metrics.json"));
+  CHECK_FALSE(fs::exists(dir + "/c/members/2"));
+  c.interrupt = nullptr;
+  REQUIRE(train::train(cfg, c).status == TrainResult::Status::kFinished);
+  check_same_tensors(dir + "/ens/model.safetensors", dir + "/c/model.safetensors");
   fs::remove_all(dir);
 }
 
