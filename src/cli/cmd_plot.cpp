@@ -185,7 +185,12 @@ int run_plot(const PlotArgs& a) {
     text << in.rdbuf();
     const auto recs = train::parse_train_log(text.str(), log_path);
     Line tr{{}, {}, "#1f5fd6", "train loss" + suffix}, va{{}, {}, "#d62728", "val MSE" + suffix};
-    tr.dashed = va.dashed = i % 2 == 1;  // tell members apart without a palette
+    if (logs.size() > 1) {  // an ensemble: one colour per member, train loss dashed
+      static const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+      tr.color = va.color = kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+      tr.dashed = true;
+    }
     for (const auto& r : recs) {
       tr.x.push_back(r.epoch), tr.y.push_back(r.train_loss);
       va.x.push_back(r.epoch), va.y.push_back(r.val_loss);

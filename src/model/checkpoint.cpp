@@ -123,11 +123,13 @@ Checkpoint Checkpoint::read(const std::string& path) {
   const std::string members = ck.meta("members", v1 ? "1" : "");
   const bool ok = members.size() <= 4 && !members.empty() &&
                   members.find_first_not_of("0123456789") == std::string::npos &&
-                  std::stoi(members) >= 1 && (std::stoi(members) == 1) == v1;
+                  std::stoi(members) >= 1 && std::stoi(members) <= kMaxEnsembleMembers &&
+                  (std::stoi(members) == 1) == v1;
   if (!ok)
-    throw InputError(
-        path + ": metadata 'members' is \"" + members + "\", expected " +
-        (v1 ? "\"1\" for format_version 1" : "a whole number of at least 2 for format_version 2"));
+    throw InputError(path + ": metadata 'members' is \"" + members + "\", expected " +
+                     (v1 ? std::string("\"1\" for format_version 1")
+                         : "a whole number from 2 to " + std::to_string(kMaxEnsembleMembers) +
+                               " for format_version 2"));
   ck.members_ = std::stoi(members);
   nlohmann::json config;
   try {

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,16 +42,59 @@ void combine_members(const std::string& out_dir, int K, const nlohmann::json& re
     params.push_back(std::make_unique<ag::ParameterSet>());
     nets.push_back(std::make_unique<model::PatchTransformer>(ck.config(), *params.back(), 0));
     ck.load_into(*nets.back());
-    for (const char* key : {"scaler", "columns", "frequency"}) {
-      if (k == 1) meta[key] = ck.meta(key);
-      if (ck.meta(key) != meta[key])
-        throw std::runtime_error(ck.path() + ": metadata '" + key + "' differs from member 1's");
+    // Members of one config on one data set agree on these; a folder edited by hand may not.
+    if (k == 1) {
+      for (const char* key : {"scaler", "columns", "frequency", "model_config"})
+        meta[key] = ck.meta(key);
+      continue;
     }
+    for (const char* key : {"scaler", "columns", "frequency", "model_config"})
+      if (ck.meta(key) != meta[key])
+        throw InputError(ck.path() + ": metadata '" + key + "' is " + ck.meta(key) +
+                         ", expected member 1's " + meta[key]);
   }
+  meta.erase("model_config");  // written by the checkpoint itself
   meta["config"] = resolved.dump();
   std::vector<const model::PatchTransformer*> members;
   for (const auto& n : nets) members.push_back(n.get());
   model::save_ensemble_checkpoint(run_file(out_dir, "model.safetensors"), members, meta);
+}
+
+// What the ensemble takes from a finished member's metrics.json.
+struct MemberRecord {
+  nlohmann::json entry;  // the member's line in the ensemble's metrics.json "members"
+  int epochs_run = 0, best_epoch = 0;
+  int64_t steps = 0, parameters = 0;
+  double seconds = 0;
+  nlohmann::json linear_start;
+};
+
+// InputError naming the file and the key when a member's metrics.json is damaged.
+MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
+  const nlohmann::json m = model::load_json_file(path);
+  try {
+    MemberRecord r;
+    r.epochs_run = m.at("epochs_run").get<int>();
+    r.best_epoch = m.at("best_epoch").get<int>();
+    r.steps = m.at("steps").get<int64_t>();
+    r.parameters = m.at("parameters").get<int64_t>();
+    r.seconds = m.at("train_seconds").get<double>();
+    r.linear_start = m.value("linear_start", nlohmann::json());
+    r.entry = {{"member", k},
+               {"seed", seed},
+               {"best_epoch", r.best_epoch},
+               {"best_val_loss", m.at("best_val_loss").get<double>()},
+               {"epochs_run", r.epochs_run},
+               {"train_seconds", r.seconds}};
+    for (const char* part : {"val", "test"})
+      if (m.contains(part))
+        r.entry[std::string(part) + "_mse"] =
+            m.at(part).at("models").at("attnfc").at("scaled").at("mse").get<double>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not the metrics.json of a finished run (" + e.what() +
+                     "); delete that member's folder and resume to train it again");
+  }
 }
 
 }  // namespace
@@ -63,9 +105,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   const std::string model_path = run_file(opt.out_dir, "model.safetensors");
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
   const std::string members_path = (fs::path(opt.out_dir) / "members").string();
-  const bool holds_run = fs::exists(members_path) || fs::exists(model_path) ||
-                         fs::exists(run_file(opt.out_dir, "checkpoint.safetensors"));
-  if (open_run_folder(opt, holds_run)) {
+  if (open_run_folder(opt, config)) {
     TrainResult done;
     done.status = TrainResult::Status::kAlreadyFinished;
     done.members = K;
@@ -81,13 +121,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   resolve_model_channels(config, series.num_channels());
   const nlohmann::json resolved = to_json(config);
   const std::string config_json = resolved.dump(2) + "\n";
-  if (opt.resume) {
-    const std::string saved = model::load_json_file(run_file(opt.out_dir, "config.json")).dump(2);
-    if (saved + "\n" != config_json)
-      throw InputError(opt.out_dir +
-                       "/config.json differs from the config given; resume with "
-                       "the same config (or omit --config to use the saved one)");
-  }
+  if (opt.resume) check_resume_config(opt.out_dir, resolved);
   write_file_atomic(run_file(opt.out_dir, "config.json"), config_json);
 
   TrainResult result;
@@ -130,24 +164,16 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
       result.steps += r.steps;
       return result;
     }
-    const nlohmann::json m = model::load_json_file(run_file(mo.out_dir, "metrics.json"));
-    nlohmann::json entry = {{"member", k},
-                            {"seed", mc.train.seed},
-                            {"best_epoch", m.at("best_epoch")},
-                            {"best_val_loss", m.at("best_val_loss")},
-                            {"epochs_run", m.at("epochs_run")},
-                            {"train_seconds", m.at("train_seconds")}};
-    for (const char* part : {"val", "test"})
-      if (m.contains(part))
-        entry[std::string(part) + "_mse"] = m[part]["models"]["attnfc"]["scaled"]["mse"];
-    members.push_back(entry);
-    result.epochs_run += m.at("epochs_run").get<int>();
-    result.steps += m.at("steps").get<int64_t>();
-    seconds += m.at("train_seconds").get<double>();
-    parameters += m.at("parameters").get<int64_t>();
+    const MemberRecord m =
+        read_member_record(run_file(mo.out_dir, "metrics.json"), k, mc.train.seed);
+    members.push_back(m.entry);
+    result.epochs_run += m.epochs_run;
+    result.steps += m.steps;
+    seconds += m.seconds;
+    parameters += m.parameters;
     if (k == 1) {
-      result.best_epoch = m.at("best_epoch").get<int>();
-      linear_start = m.value("linear_start", nlohmann::json());
+      result.best_epoch = m.best_epoch;
+      linear_start = m.linear_start;
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/evaluate.hpp"
@@ -15,7 +16,7 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   const int H = horizon > 0 ? horizon : cfg.horizon;
   const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
   const int C = channels;
-  // Scratch buffers are reused across calls: one evaluation makes one allocation.
+  // Scratch buffers are reused across calls (each member's forecast still allocates).
   auto ctx = std::make_shared<std::vector<float>>();
   auto obs = std::make_shared<std::vector<uint8_t>>();
   auto sum = std::make_shared<std::vector<float>>();
@@ -79,6 +80,10 @@ LoadedModel LoadedModel::load(const std::string& path) {
   if (lm.scaler.num_channels() != lm.columns.size())
     throw InputError(path + ": the scaler has " + std::to_string(lm.scaler.num_channels()) +
                      " channels but 'columns' names " + std::to_string(lm.columns.size()));
+  if (lm.run.train.ensemble != ck.members())
+    throw InputError(path + ": metadata 'config' says train.ensemble " +
+                     std::to_string(lm.run.train.ensemble) + ", but the file holds " +
+                     std::to_string(ck.members()) + " networks");
   for (int k = 0; k < ck.members(); ++k) {
     lm.params.push_back(std::make_unique<ag::ParameterSet>());
     lm.networks.push_back(

@@ -4,6 +4,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/time.hpp"
+#include "attnfc/model/checkpoint.hpp"
 
 namespace attnfc::train {
 
@@ -143,7 +144,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   } else {
     t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
   }
-  t.ensemble = static_cast<int>(s.get_int("ensemble", t.ensemble, 1, 64));
+  t.ensemble = static_cast<int>(s.get_int("ensemble", t.ensemble, 1, model::kMaxEnsembleMembers));
   s.finish();
   if (t.seed + static_cast<uint64_t>(t.ensemble - 1) * kEnsembleSeedStride > kMaxSeed)
     throw InputError("train.seed: found " + std::to_string(t.seed) + ", expected at most " +

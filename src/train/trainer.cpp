@@ -9,8 +9,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/optim.hpp"
@@ -33,18 +31,49 @@ std::string run_file(const std::string& out_dir, const char* name) {
   return (fs::path(out_dir) / name).string();
 }
 
-bool open_run_folder(const TrainOptions& opt, bool holds_run) {
+bool open_run_folder(const TrainOptions& opt, const RunConfig& config) {
   const std::string& dir = opt.out_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw InputError(dir + ": cannot create the output folder (" +
                      (ec ? ec.message() : std::string("not a directory")) + ")");
+  const bool holds_run = fs::exists(run_file(dir, "checkpoint.safetensors")) ||
+                         fs::exists(run_file(dir, "model.safetensors")) ||
+                         fs::exists(fs::path(dir) / "members");
   if (!opt.resume && holds_run)
     throw InputError(dir +
                      ": already holds a run; pass --resume to continue it, or "
                      "choose another --out");
+  const std::string saved_path = run_file(dir, "config.json");
+  if (opt.resume && fs::exists(saved_path)) {
+    // Checked first: a run of the other kind has no checkpoint (or no members) to
+    // resume, and "nothing to resume" would hide the real cause.
+    const nlohmann::json saved = model::load_json_file(saved_path);
+    const nlohmann::json* train = saved.contains("train") ? &saved["train"] : nullptr;
+    const int saved_k = train && train->contains("ensemble") && (*train)["ensemble"].is_number()
+                            ? (*train)["ensemble"].get<int>()
+                            : 1;
+    if (saved_k != config.train.ensemble)
+      throw InputError("train.ensemble: found " + std::to_string(config.train.ensemble) +
+                       ", but the run in " + dir + " was started with " + std::to_string(saved_k) +
+                       "; resume with the same config (or omit --config to use the saved one)");
+  }
   return opt.resume && fs::exists(run_file(dir, "metrics.json"));
+}
+
+void check_resume_config(const std::string& out_dir, const nlohmann::json& resolved) {
+  const std::string path = run_file(out_dir, "config.json");
+  nlohmann::json saved;
+  try {
+    saved = to_json(parse_run_config(model::load_json_file(path)));
+  } catch (const InputError& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  if (saved != resolved)
+    throw InputError(path +
+                     " differs from the config given; resume with the same config (or omit "
+                     "--config to use the saved one)");
 }
 
 namespace {
@@ -88,13 +117,6 @@ struct LoopState {
     linear_start = j.value("linear_start", nlohmann::json());  // absent in older checkpoints
   }
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Mean over samples of the per-sample MSE of the last position's forecast (observed
 // targets only): what evaluation reports, so early stopping optimises what is scored.
@@ -140,7 +162,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
   const std::string ckpt_path = run_file(opt.out_dir, "checkpoint.safetensors");
   const std::string model_path = run_file(opt.out_dir, "model.safetensors");
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
-  if (open_run_folder(opt, fs::exists(ckpt_path) || fs::exists(model_path))) {
+  if (open_run_folder(opt, config)) {
     TrainResult done;
     done.status = TrainResult::Status::kAlreadyFinished;
     return done;
@@ -164,13 +186,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
 
   const nlohmann::json resolved = to_json(config);
   const std::string config_json = resolved.dump(2) + "\n";
-  if (opt.resume) {
-    const std::string saved = read_text(run_file(opt.out_dir, "config.json"));
-    if (saved != config_json)
-      throw InputError(opt.out_dir +
-                       "/config.json differs from the config given; resume with "
-                       "the same config (or omit --config to use the saved one)");
-  }
+  if (opt.resume) check_resume_config(opt.out_dir, resolved);
   write_file_atomic(run_file(opt.out_dir, "config.json"), config_json);
 
   ag::ParameterSet params;

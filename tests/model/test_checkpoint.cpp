@@ -93,7 +93,9 @@ TEST_CASE("checkpoint: wrong name, shape, dtype, version and metadata are named"
   CHECK(contains(e, "reads versions 1 and 2"));
   // Version 2 is an ensemble: a one-network file cannot claim it.
   e = rewrite([](st::File& g) { g.metadata["format_version"] = "2"; });
-  CHECK(contains(e, "metadata 'members' is \"1\", expected a whole number of at least 2"));
+  CHECK(contains(e, "metadata 'members' is \"1\", expected a whole number from 2 to 64"));
+  // Files written before ensembles have no 'members' key and hold one network.
+  CHECK(rewrite([](st::File& g) { g.metadata.erase("members"); }).empty());
   e = rewrite([](st::File& g) { g.metadata.erase("model_config"); });
   CHECK(contains(e, "'model_config' is missing"));
   e = rewrite([](st::File& g) { g.metadata["format"] = "something.else"; });
@@ -151,6 +153,11 @@ TEST_CASE("checkpoint: an ensemble keeps every member; a one-network load refuse
   const Checkpoint bad_ck = Checkpoint::read(bad);
   CHECK_THROWS_WITH_AS(bad_ck.load_members({&n1, &n2, &n3}),
                        doctest::Contains("tensor 'member2.head.weight' is missing"), InputError);
+  g = f;
+  g.metadata["members"] = "65";
+  st::write(bad, g);
+  CHECK_THROWS_WITH_AS(Checkpoint::read(bad), doctest::Contains("a whole number from 2 to 64"),
+                       InputError);
   g = f;
   g.metadata["members"] = "two";
   st::write(bad, g);

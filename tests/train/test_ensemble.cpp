@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,12 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
                         "members/1/model.safetensors", "members/2/train_log.csv"})
     CHECK(fs::exists(dir + "/ens/" + f));
 
-  // Member 2 is exactly what a single run with its seed trains.
+  // Member k is exactly what a single run with its seed trains; member 1's seed is `seed`.
   RunConfig single = cfg;
   single.train.ensemble = 1;
+  CHECK(member_seed(cfg.train.seed, 1) == 7);
+  REQUIRE(train::train(single, {dir + "/single1"}).status == TrainResult::Status::kFinished);
+  check_same_tensors(dir + "/single1/model.safetensors", dir + "/ens/members/1/model.safetensors");
   single.train.seed = member_seed(cfg.train.seed, 2);
   CHECK(single.train.seed == 7 + kEnsembleSeedStride);
   REQUIRE(train::train(single, {dir + "/single"}).status == TrainResult::Status::kFinished);
@@ -72,7 +76,12 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   CHECK(metrics["members"][1]["test_mse"] ==
         m2_metrics["test"]["models"]["attnfc"]["scaled"]["mse"]);
   CHECK(metrics["best_val_loss"] == metrics["val"]["models"]["attnfc"]["scaled"]["mse"]);
-  CHECK(metrics["steps"].get<int64_t>() == r.steps);
+  const auto m1_metrics = nlohmann::json::parse(slurp(dir + "/ens/members/1/metrics.json"));
+  CHECK(metrics["steps"] ==
+        m1_metrics["steps"].get<int64_t>() + m2_metrics["steps"].get<int64_t>());
+  // The step budgets below assume both members take the same number of steps (fixed
+  // epochs, no early stopping): say so, so that a change here fails loudly.
+  REQUIRE(m1_metrics["steps"] == m2_metrics["steps"]);
   CHECK(metrics["members"][0]["best_epoch"].get<int>() >= 1);
 
   // Interrupted inside member 1 and again inside member 2, then resumed: the same model.
@@ -85,6 +94,21 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);
   CHECK(fs::exists(dir + "/b/members/1/metrics.json"));
   CHECK_FALSE(fs::exists(dir + "/b/members/2/metrics.json"));
+  // The stopped ensemble's folder is taken: a one-network run needs --resume, and
+  // resuming it as one network names the key that differs.
+  CHECK_THROWS_WITH_AS(train::train(single, {dir + "/b"}), doctest::Contains("already holds a run"),
+                       InputError);
+  TrainOptions as_single = b;
+  CHECK_THROWS_WITH_AS(train::train(single, as_single),
+                       doctest::Contains("train.ensemble: found 1, but the run in"), InputError);
+  // A damaged member record is named, not a crash.
+  fs::copy(dir + "/b", dir + "/damaged", fs::copy_options::recursive);
+  std::ofstream(dir + "/damaged/members/1/metrics.json") << "{}";
+  TrainOptions damaged = b;
+  damaged.out_dir = dir + "/damaged";
+  CHECK_THROWS_WITH_AS(train::train(cfg, damaged),
+                       doctest::Contains("members/1/metrics.json: not the metrics.json"),
+                       InputError);
   b.interrupt_after_steps = 0;
   const TrainResult rb = train::train(cfg, b);
   REQUIRE(rb.status == TrainResult::Status::kFinished);

@@ -106,5 +106,12 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   train::train(cfg, c);
   c.resume = true;
   CHECK_THROWS_WITH_AS(train::train(other, c), doctest::Contains("differs"), InputError);
+  // A config.json written before a key existed (here: train.ensemble) still resumes: the
+  // saved config is compared key by key, with defaults filled in.
+  auto saved = nlohmann::json::parse(slurp(dir + "/c/config.json"));
+  saved["train"].erase("ensemble");
+  std::ofstream(dir + "/c/config.json") << saved.dump(2) << "\n";
+  c.interrupt_after_steps = 0;
+  CHECK(train::train(cfg, c).status == TrainResult::Status::kFinished);
   fs::remove_all(dir);
 }

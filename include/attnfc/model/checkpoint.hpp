@@ -31,6 +31,7 @@ namespace attnfc::model {
 inline constexpr const char* kCheckpointFormat = "attnfc.patch_transformer";
 inline constexpr int kCheckpointFormatVersion = 1;          // one network
 inline constexpr int kEnsembleCheckpointFormatVersion = 2;  // K > 1 members
+inline constexpr int kMaxEnsembleMembers = 64;
 
 // Writes atomically (temporary file, fsync, rename). Throws InputError if a
 // metadata key is reserved or an extra tensor name clashes with a parameter.
@@ -38,7 +39,8 @@ void save_checkpoint(const std::string& path, const PatchTransformer& model,
                      const std::map<std::string, std::string>& metadata = {},
                      const std::vector<ag::StateTensor>& extra = {});
 // An ensemble: every member must have the same config; one member writes what
-// save_checkpoint writes. Throws std::logic_error for no members or mixed configs.
+// save_checkpoint writes. Throws std::logic_error for no members or mixed configs, and
+// InputError for a reserved metadata key.
 void save_ensemble_checkpoint(const std::string& path,
                               const std::vector<const PatchTransformer*>& members,
                               const std::map<std::string, std::string>& metadata = {});

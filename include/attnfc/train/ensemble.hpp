@@ -14,8 +14,9 @@
 //                         the run config, scaler, columns and frequency
 //   metrics.json          the ensemble beside the baselines, as for one network, plus
 //                         "members": each member's seed, best epoch and own scores
-// Interrupting stops inside the current member; --resume skips finished members and
-// continues that one from its checkpoint, so the result is the same, bit for bit.
+// Interrupting stops inside the current member (or, for a Ctrl-C during a member's final
+// scoring, before the next one starts); --resume skips finished members and continues
+// from there, so the result is the same, bit for bit.
 #include "attnfc/train/trainer.hpp"
 
 namespace attnfc::train {

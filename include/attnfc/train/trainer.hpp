@@ -61,8 +61,13 @@ TrainResult train(const RunConfig& config, const TrainOptions& options);
 // Paths inside a run folder.
 std::string run_file(const std::string& out_dir, const char* name);
 // Creates options.out_dir (and its parents) and applies the run-folder rules: a fresh
-// run refuses a folder that `holds_run` says is taken (InputError pointing at --resume);
-// returns true when a resumed run had already finished (metrics.json is there).
-bool open_run_folder(const TrainOptions& options, bool holds_run);
+// run refuses a folder that holds a run (a checkpoint, a model or ensemble members:
+// InputError pointing at --resume); a resumed one must keep the saved train.ensemble
+// (InputError naming the key). Returns true when a resumed run had already finished.
+bool open_run_folder(const TrainOptions& options, const RunConfig& config);
+// For --resume: InputError unless out_dir/config.json describes the same run as
+// `resolved` (to_json of the config, data-dependent keys filled in). Compared key by key
+// after parsing, so a config.json written before a key existed still matches its default.
+void check_resume_config(const std::string& out_dir, const nlohmann::json& resolved);
 
 }  // namespace attnfc::train
