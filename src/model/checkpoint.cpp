@@ -32,10 +32,6 @@ std::vector<int64_t> dims_of(const ag::Tensor& t) {
   return d;
 }
 
-}  // namespace
-
-namespace {
-
 void save_members(const std::string& path, const std::vector<const PatchTransformer*>& members,
                   const std::map<std::string, std::string>& metadata,
                   const std::vector<ag::StateTensor>& extra) {
@@ -121,16 +117,15 @@ Checkpoint Checkpoint::read(const std::string& path) {
   }
   // Version 1 predates the key and always holds one network.
   const std::string members = ck.meta("members", v1 ? "1" : "");
-  const bool ok = members.size() <= 4 && !members.empty() &&
-                  members.find_first_not_of("0123456789") == std::string::npos &&
-                  std::stoi(members) >= 1 && std::stoi(members) <= kMaxEnsembleMembers &&
-                  (std::stoi(members) == 1) == v1;
-  if (!ok)
+  const bool digits = !members.empty() && members.size() <= 4 &&
+                      members.find_first_not_of("0123456789") == std::string::npos;
+  const int count = digits ? std::stoi(members) : 0;
+  if (count < 1 || count > kMaxEnsembleMembers || (count == 1) != v1)
     throw InputError(path + ": metadata 'members' is \"" + members + "\", expected " +
                      (v1 ? std::string("\"1\" for format_version 1")
                          : "a whole number from 2 to " + std::to_string(kMaxEnsembleMembers) +
                                " for format_version 2"));
-  ck.members_ = std::stoi(members);
+  ck.members_ = count;
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(need("model_config"));

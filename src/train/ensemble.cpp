@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnfc/base/atomic_file.hpp"
@@ -29,35 +30,38 @@ std::string member_dir(const std::string& out_dir, int k) {
   return (fs::path(out_dir) / "members" / std::to_string(k)).string();
 }
 
-// Reads the finished members' models and writes them as one ensemble file whose metadata
-// is member 1's (the scaler, columns and frequency come from the same data and config for
-// every member) with the ensemble's own run config.
-void combine_members(const std::string& out_dir, int K, const nlohmann::json& resolved) {
-  std::vector<std::unique_ptr<ag::ParameterSet>> params;
-  std::vector<std::unique_ptr<model::PatchTransformer>> nets;
-  std::map<std::string, std::string> meta;
-  for (int k = 1; k <= K; ++k) {
-    const model::Checkpoint ck =
-        model::Checkpoint::read(run_file(member_dir(out_dir, k), "model.safetensors"));
-    params.push_back(std::make_unique<ag::ParameterSet>());
-    nets.push_back(std::make_unique<model::PatchTransformer>(ck.config(), *params.back(), 0));
-    ck.load_into(*nets.back());
-    // Members of one config on one data set agree on these; a folder edited by hand may not.
+// Reads the finished members' models and writes them as one ensemble file with the
+// ensemble's own run config. Returns that model, for scoring without reading it back.
+LoadedModel combine_members(const std::string& out_dir, const RunConfig& config,
+                            const nlohmann::json& resolved) {
+  LoadedModel all;
+  all.path = run_file(out_dir, "model.safetensors");
+  all.run = config;
+  for (int k = 1; k <= config.train.ensemble; ++k) {
+    LoadedModel m = LoadedModel::load(run_file(member_dir(out_dir, k), "model.safetensors"));
     if (k == 1) {
-      for (const char* key : {"scaler", "columns", "frequency", "model_config"})
-        meta[key] = ck.meta(key);
-      continue;
+      all.scaler = m.scaler, all.columns = m.columns, all.frequency = m.frequency;
+    } else {
+      // Members of one config on one data set agree on these; a folder edited by hand may not.
+      const std::pair<const char*, std::pair<nlohmann::json, nlohmann::json>> same[] = {
+          {"scaler", {m.scaler.to_json(), all.scaler.to_json()}},
+          {"columns", {m.columns, all.columns}},
+          {"frequency", {m.frequency, all.frequency}},
+          {"model_config", {model::to_json(m.config()), model::to_json(all.config())}}};
+      for (const auto& [key, found_expected] : same)
+        if (found_expected.first != found_expected.second)
+          throw InputError(m.path + ": metadata '" + key + "' is " + found_expected.first.dump() +
+                           ", expected member 1's " + found_expected.second.dump());
     }
-    for (const char* key : {"scaler", "columns", "frequency", "model_config"})
-      if (ck.meta(key) != meta[key])
-        throw InputError(ck.path() + ": metadata '" + key + "' is " + ck.meta(key) +
-                         ", expected member 1's " + meta[key]);
+    all.params.push_back(std::move(m.params.front()));
+    all.networks.push_back(std::move(m.networks.front()));
   }
-  meta.erase("model_config");  // written by the checkpoint itself
-  meta["config"] = resolved.dump();
-  std::vector<const model::PatchTransformer*> members;
-  for (const auto& n : nets) members.push_back(n.get());
-  model::save_ensemble_checkpoint(run_file(out_dir, "model.safetensors"), members, meta);
+  const std::map<std::string, std::string> meta{{"config", resolved.dump()},
+                                                {"scaler", all.scaler.to_json().dump()},
+                                                {"columns", nlohmann::json(all.columns).dump()},
+                                                {"frequency", all.frequency}};
+  model::save_ensemble_checkpoint(all.path, all.members(), meta);
+  return all;
 }
 
 // What the ensemble takes from a finished member's metrics.json.
@@ -102,7 +106,6 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
 TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
   RunConfig config = config_in;
   const int K = config.train.ensemble;
-  const std::string model_path = run_file(opt.out_dir, "model.safetensors");
   const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
   const std::string members_path = (fs::path(opt.out_dir) / "members").string();
   if (open_run_folder(opt, config)) {
@@ -177,8 +180,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     }
   }
 
-  combine_members(opt.out_dir, K, resolved);
-  const LoadedModel lm = LoadedModel::load(model_path);
+  const LoadedModel lm = combine_members(opt.out_dir, config, resolved);
   const data::Split split = make_split(config.data, series, lm.context());
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");

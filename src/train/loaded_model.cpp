@@ -19,9 +19,7 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   // Scratch buffers are reused across calls (each member's forecast still allocates).
   auto ctx = std::make_shared<std::vector<float>>();
   auto obs = std::make_shared<std::vector<uint8_t>>();
-  auto sum = std::make_shared<std::vector<float>>();
-  return [members, L, H, C, mixed, ctx, obs, sum](const float* contexts, int64_t batch,
-                                                  float* out) {
+  return [members, L, H, C, mixed, ctx, obs](const float* contexts, int64_t batch, float* out) {
     const int64_t n = static_cast<int64_t>(batch) * L * C;
     ctx->resize(n);
     obs->resize(n);
@@ -35,13 +33,10 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
           (*ctx)[dst] = std::isnan(v) ? 0.0f : v;
         }
     const int64_t samples = mixed ? batch : batch * C;
-    std::vector<float>& f = *sum;
-    for (size_t k = 0; k < members.size(); ++k) {
+    std::vector<float> f = members[0]->forecast(ctx->data(), obs->data(), samples, L, H);
+    for (size_t k = 1; k < members.size(); ++k) {
       const std::vector<float> fk = members[k]->forecast(ctx->data(), obs->data(), samples, L, H);
-      if (k == 0)
-        f = fk;
-      else
-        for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
+      for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
     }
     if (members.size() > 1) {
       const auto k = static_cast<float>(members.size());

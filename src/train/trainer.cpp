@@ -50,10 +50,9 @@ bool open_run_folder(const TrainOptions& opt, const RunConfig& config) {
     // Checked first: a run of the other kind has no checkpoint (or no members) to
     // resume, and "nothing to resume" would hide the real cause.
     const nlohmann::json saved = model::load_json_file(saved_path);
-    const nlohmann::json* train = saved.contains("train") ? &saved["train"] : nullptr;
-    const int saved_k = train && train->contains("ensemble") && (*train)["ensemble"].is_number()
-                            ? (*train)["ensemble"].get<int>()
-                            : 1;
+    const nlohmann::json::json_pointer key("/train/ensemble");  // absent before ensembles: 1
+    const int saved_k =
+        saved.contains(key) && saved[key].is_number_integer() ? saved[key].get<int>() : 1;
     if (saved_k != config.train.ensemble)
       throw InputError("train.ensemble: found " + std::to_string(config.train.ensemble) +
                        ", but the run in " + dir + " was started with " + std::to_string(saved_k) +
