@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/kernels/gemm_internal.hpp"
+#include "../../src/kernels/isa_table.hpp"
 #include "attnfc/kernels/gemm.hpp"
 
 using namespace attnfc::kernels;
@@ -116,8 +116,8 @@ std::vector<float> run(gd::Path path, const Case& c, const Operands& o) {
     gemm(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta, C.data(),
          o.ldc, ep);
   } else {
-    gd::gemm_with_path(path, true, c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda,
-                       o.B.data(), o.ldb, c.beta, C.data(), o.ldc, ep);
+    active_table().gemm_with_path(path, true, c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda,
+                                  o.B.data(), o.ldb, c.beta, C.data(), o.ldc, ep);
   }
   return C;
 }
@@ -153,7 +153,7 @@ void check_all_paths(const Case& c, uint64_t seed) {
   const Operands o = make_operands(c, seed);
   const std::vector<float> want = run_reference(c, o);
   for (gd::Path p : kPaths) {
-    if (!gd::path_available(p)) continue;
+    if (!active_table().gemm_path_available(p)) continue;
     const std::string path_label = path_name(p);
     CAPTURE(path_label);
     CAPTURE(c.tA);
@@ -269,7 +269,7 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
   for (const Case& c : cases) {
     const Operands o = make_operands(c, seed++);
     for (gd::Path p : kPaths) {
-      if (!gd::path_available(p)) continue;
+      if (!active_table().gemm_path_available(p)) continue;
       const std::string path_label = path_name(p);
       CAPTURE(path_label);
       CAPTURE(c.M);
@@ -346,10 +346,10 @@ TEST_CASE("fused activations match apply_activation element by element") {
   const Activation acts[] = {Activation::Relu, Activation::GeluTanh, Activation::GeluErf};
   for (Activation act : acts) {
     for (gd::Path p : {gd::Path::Small, gd::Path::Portable, gd::Path::Avx2, gd::Path::Avx512}) {
-      if (!gd::path_available(p)) continue;
+      if (!active_table().gemm_path_available(p)) continue;
       std::vector<float> C(static_cast<size_t>(M) * N, kNaN);
-      gd::gemm_with_path(p, true, false, false, M, N, 1, 1.0f, A.data(), 1, B.data(), N, 0.0f,
-                         C.data(), N, {bias.data(), act});
+      active_table().gemm_with_path(p, true, false, false, M, N, 1, 1.0f, A.data(), 1, B.data(), N,
+                                    0.0f, C.data(), N, {bias.data(), act});
       double worst = 0.0;
       for (int i = 0; i < M; ++i) {
         for (int j = 0; j < N; ++j) {

@@ -6,13 +6,14 @@
 // Every output row belongs to one work item and is summed over the other
 // axis's tiles in ascending order, so results do not depend on the thread count.
 #include <algorithm>
+#include "isa.hpp"
 
 #include "attention_common.hpp"
 #include "attention_tile.hpp"
 #include "attnfc/kernels/attention.hpp"
 #include "parallel.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 namespace {
 using namespace simd;
@@ -157,7 +158,7 @@ void dq_tile(const AttnParams& p, const float* Q, const float* K, const float* V
 void attention_backward(const AttnParams& p, const float* Q, const float* K, const float* V,
                         const float* O, const float* lse, const float* dO, float* dQ, float* dK,
                         float* dV) {
-  check_params(p, "attention_backward");
+  check_attention_params(p, "attention_backward");
   if (p.batch == 0 || p.heads == 0 || p.Lq == 0 || p.Lk == 0) return;
   const int Dp = padded_dim(p.head_dim);
   const int64_t bh = static_cast<int64_t>(p.batch) * p.heads;
@@ -190,4 +191,4 @@ void attention_backward(const AttnParams& p, const float* Q, const float* K, con
   });
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

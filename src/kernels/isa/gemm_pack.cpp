@@ -2,6 +2,7 @@
 // micro-kernels stream through (see gemm_internal.hpp for the layout).
 #include <algorithm>
 #include <cstring>
+#include "isa.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -12,7 +13,7 @@
 
 #include "gemm_internal.hpp"
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 namespace {
 
 // Rows ahead that the row-copy packers prefetch: source rows are far apart (often a
@@ -248,4 +249,4 @@ void pack_b(bool transB, const float* B, int ldb, int k0, int kc, int j0, int nc
   }
 }
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail

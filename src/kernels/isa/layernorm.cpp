@@ -3,6 +3,7 @@
 // stages (rows within a fixed-size chunk, then chunks in order), so the sums
 // are bit-identical at any thread count.
 #include "attnfc/kernels/layernorm.hpp"
+#include "isa.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,7 @@
 #include "parallel.hpp"
 #include "simd_math.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 namespace {
 using namespace simd;
@@ -152,4 +153,4 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
   }
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

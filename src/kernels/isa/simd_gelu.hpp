@@ -1,22 +1,19 @@
-// GELU, vectorised and parallel over fixed-size chunks (elementwise, so the
-// result of every element is independent of the thread count).
+#pragma once
+// GELU on 16-lane vectors: the one formula every GELU in attnfc evaluates (the
+// elementwise kernel, its gradient, and the GEMM epilogue on every micro-kernel
+// path), so a fused linear+GELU and the unfused chain give the same bits.
 //   tanh form: gelu(x) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3)
 //              (the same function as 0.5 x (1 + tanh u), without the 1 + tanh
 //              cancellation for negative x)
 //   erf form:  gelu(x) = x * Phi(x); Phi from the Abramowitz-Stegun 7.1.26 erfc
 //              (|error| <= 1.5e-7), evaluated as erfc for both signs so the
 //              negative tail keeps its relative accuracy.
-#include "attnfc/kernels/activation.hpp"
-
-#include "parallel.hpp"
+#include "isa.hpp"
 #include "simd_math.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA::simd {
 
-namespace {
-using namespace simd;
-
-constexpr int64_t kChunk = 1 << 14;
+namespace gelu_constants {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
 constexpr float kInvSqrt2 = 0.7071067811865476f;
@@ -25,9 +22,11 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 constexpr float kAsP = 0.3275911f;
 constexpr float kAs1 = 0.254829592f, kAs2 = -0.284496736f, kAs3 = 1.421413741f,
                 kAs4 = -1.453152027f, kAs5 = 1.061405429f;
+}  // namespace gelu_constants
 
 // s = sigmoid(2u) and du/dx for the tanh form.
-inline VF tanh_gate(VF x, VF* du_dx) {
+inline VF gelu_tanh_gate(VF x, VF* du_dx) {
+  using namespace gelu_constants;
   const VF x2 = mul(x, x);
   const VF u = mul(set1(kSqrt2OverPi), fmadd(mul(set1(kCubic), x2), x, x));
   if (du_dx) *du_dx = mul(set1(kSqrt2OverPi), fmadd(set1(3.0f * kCubic), x2, set1(1.0f)));
@@ -37,6 +36,7 @@ inline VF tanh_gate(VF x, VF* du_dx) {
 
 // Phi(x) and the Gaussian density phi(x) for the erf form.
 inline VF normal_cdf(VF x, VF* pdf) {
+  using namespace gelu_constants;
   const VF z = mul(max(x, sub(zero(), x)), set1(kInvSqrt2));  // |x| / sqrt 2
   const VF t = div(set1(1.0f), fmadd(set1(kAsP), z, set1(1.0f)));
   VF poly = set1(kAs5);
@@ -52,13 +52,14 @@ inline VF normal_cdf(VF x, VF* pdf) {
 }
 
 inline VF gelu(VF x, bool tanh_approx) {
-  return mul(x, tanh_approx ? tanh_gate(x, nullptr) : normal_cdf(x, nullptr));
+  return mul(x, tanh_approx ? gelu_tanh_gate(x, nullptr) : normal_cdf(x, nullptr));
 }
 
+// d gelu / dx.
 inline VF gelu_grad(VF x, bool tanh_approx) {
   if (tanh_approx) {
     VF du;
-    const VF s = tanh_gate(x, &du);
+    const VF s = gelu_tanh_gate(x, &du);
     // s + x s (1 - s) 2 u'
     return fmadd(mul(mul(x, s), sub(set1(1.0f), s)), mul(set1(2.0f), du), s);
   }
@@ -66,27 +67,5 @@ inline VF gelu_grad(VF x, bool tanh_approx) {
   const VF cdf = normal_cdf(x, &pdf);
   return fmadd(x, pdf, cdf);
 }
-}  // namespace
 
-void gelu_forward(const float* x, float* y, int64_t n, bool tanh_approx) {
-  if (n <= 0) return;
-  detail::parallel_chunks(n, kChunk, 30, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; i += kLanes) {
-      const Mask t = tail_mask(static_cast<int>(std::min<int64_t>(kLanes, e - i)));
-      store(y + i, gelu(load(x + i, t), tanh_approx), t);
-    }
-  });
-}
-
-void gelu_backward(const float* x, const float* dy, float* dx, int64_t n, bool tanh_approx) {
-  if (n <= 0) return;
-  detail::parallel_chunks(n, kChunk, 40, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; i += kLanes) {
-      const Mask t = tail_mask(static_cast<int>(std::min<int64_t>(kLanes, e - i)));
-      const VF g = gelu_grad(load(x + i, t), tanh_approx);
-      store(dx + i, fmadd(g, load(dy + i, t), load(dx + i, t)), t);
-    }
-  });
-}
-
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA::simd

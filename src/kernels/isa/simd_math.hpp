@@ -7,11 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include "isa.hpp"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-namespace attnfc::kernels::simd {
+namespace attnfc::kernels::ATTNFC_ISA::simd {
 
 constexpr int kLanes = 16;
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -323,4 +324,4 @@ inline float sum(const float* x, int n) {
   return reduce_add(add(a0, a1));
 }
 
-}  // namespace attnfc::kernels::simd
+}  // namespace attnfc::kernels::ATTNFC_ISA::simd

@@ -5,13 +5,14 @@
 // call made from inside another parallel region runs on the calling thread
 // (no nested parallel regions).
 #include <omp.h>
+#include "isa.hpp"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "attnfc/kernels/threading.hpp"
 
-namespace attnfc::kernels::detail {
+namespace attnfc::kernels::ATTNFC_ISA::detail {
 
 // Threads for `items` work items of about `work_per_item` flops each: small
 // problems stay on one thread because waking the team costs a few microseconds.
@@ -56,4 +57,4 @@ void parallel_chunks(int64_t n, int64_t chunk, int64_t work_per_element, Body&& 
   });
 }
 
-}  // namespace attnfc::kernels::detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::detail

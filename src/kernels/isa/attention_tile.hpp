@@ -7,12 +7,14 @@
 // Every C element is one FMA chain over k = 0..K-1 in order: the result does
 // not depend on how the caller's tiles were distributed over threads.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <utility>
+#include "isa.hpp"
 
 #include "simd_math.hpp"
 
-namespace attnfc::kernels::detail {
+namespace attnfc::kernels::ATTNFC_ISA::detail {
 
 constexpr int kTileMr = 6;  // rows per register block
 constexpr int kTileNv = 4;  // 16-float vectors per register block
@@ -79,7 +81,7 @@ inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t
   }
 }
 
-#else  // portable: the inner loop over N vectorises (AVX2 / SSE) under -O3
+#else  // portable: the inner loop over N vectorises under -O3; the same FMA chain per element
 
 inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t a_cs,
                       const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
@@ -90,11 +92,11 @@ inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t
     for (int k = 0; k < K; ++k) {
       const float a = A[i * a_rs + k * a_cs];
       const float* b = B + k * ldb;
-      for (int j = 0; j < N; ++j) c[j] += a * b[j];
+      for (int j = 0; j < N; ++j) c[j] = std::fma(a, b[j], c[j]);
     }
   }
 }
 
 #endif
 
-}  // namespace attnfc::kernels::detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::detail

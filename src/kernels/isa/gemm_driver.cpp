@@ -19,6 +19,7 @@
 // micro-kernel's k order, never on which thread computes its tile or on the order
 // chosen, so results are bit-identical for any thread count.
 #include <omp.h>
+#include "isa.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -26,7 +27,7 @@
 
 #include "gemm_internal.hpp"
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 namespace {
 
 // Floats in a thread's op(B) buffer: a kKc x kNc block, or the whole of op(B) for K
@@ -307,4 +308,4 @@ void gemm_packed(const KernelSpec& ks, const Problem& p, bool team, int threads)
   }
 }
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail

@@ -2,13 +2,14 @@
 // parallel. Masked entries (causal / key padding) are loaded as -inf, so exp
 // turns them into exact zeros; a row with no visible entry is written as zeros.
 #include "attnfc/kernels/softmax.hpp"
+#include "isa.hpp"
 
 #include <algorithm>
 
 #include "parallel.hpp"
 #include "simd_math.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 namespace {
 using namespace simd;
@@ -106,4 +107,4 @@ void softmax_backward(const float* y, const float* dy, float* dx, int rows, int 
   });
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

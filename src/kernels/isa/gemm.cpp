@@ -2,13 +2,14 @@
 // best packed micro-kernel this build has), threading, and the strided batch. The
 // packed loop nest itself is in gemm_driver.cpp.
 #include <omp.h>
+#include "isa.hpp"
 
 #include <algorithm>
 
 #include "attnfc/kernels/threading.hpp"
 #include "gemm_internal.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 namespace gemm_detail {
 namespace {
 
@@ -139,4 +140,4 @@ void gemm_strided_batched(bool transA, bool transB, int M, int N, int K, float a
   }
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

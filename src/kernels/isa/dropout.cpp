@@ -4,12 +4,13 @@
 // random_uniform(seed, i) >= p. AVX-512 (DQ for the 64-bit multiplies) handles 16
 // elements per step; the portable loop is the same arithmetic one element at a time.
 #include <immintrin.h>
+#include "isa.hpp"
 
 #include "attnfc/kernels/dropout.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "parallel.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 namespace {
 
@@ -128,4 +129,4 @@ void dropout_backward(const float* dy, float* dx, int64_t n, uint64_t seed, floa
                           [&](int64_t b, int64_t e) { backward_range(m, dy, dx, b, e); });
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

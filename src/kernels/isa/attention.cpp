@@ -9,13 +9,14 @@
 // fixed order, so results are bit-identical at any thread count.
 #include <algorithm>
 #include <cmath>
+#include "isa.hpp"
 
 #include "attention_common.hpp"
 #include "attention_tile.hpp"
 #include "attnfc/kernels/attention.hpp"
 #include "parallel.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 namespace {
 using namespace simd;
@@ -119,7 +120,7 @@ void forward_tile(const AttnParams& p, const float* Q, const float* K, const flo
 
 void attention_forward(const AttnParams& p, const float* Q, const float* K, const float* V,
                        float* O, float* lse) {
-  check_params(p, "attention_forward");
+  check_attention_params(p, "attention_forward");
   if (p.batch == 0 || p.heads == 0 || p.Lq == 0) return;
   const int q_tiles = (p.Lq + kBr - 1) / kBr;
   const int64_t items = static_cast<int64_t>(p.batch) * p.heads * q_tiles;
@@ -135,4 +136,4 @@ void attention_forward(const AttnParams& p, const float* Q, const float* K, cons
   });
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

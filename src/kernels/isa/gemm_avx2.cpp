@@ -2,11 +2,12 @@
 // and six broadcasts per k), for CPUs without AVX-512. The tile is written through
 // the shared scalar epilogue, which handles the edges and the activation.
 #include "gemm_internal.hpp"
+#include "isa.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 namespace {
 
 constexpr int kMr = 6;
@@ -47,6 +48,6 @@ KernelSpec avx2_spec() {
   return {kMr, kNr, &kernel_6x16};
 }
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail
 
 #endif  // __AVX2__ && __FMA__

@@ -2,6 +2,8 @@
 // kernels, a plain-C++ 4 x 16 micro-kernel that the compiler vectorises, and the
 // unpacked path for tiny products where packing would cost more than it saves.
 #include <algorithm>
+#include <cmath>
+#include "isa.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -11,13 +13,15 @@
 #endif
 
 #include "gemm_internal.hpp"
+#include "simd_gelu.hpp"
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 
 void store_tile_generic(const float* acc, int ld, const TileStore& st) {
-  // Same arithmetic as the per-element form alpha*acc (+ beta*c | c +) (+ bias), then
-  // act; split into simple loops the compiler vectorises, with the activation's switch
-  // hoisted out of the element loop.
+  // The arithmetic of the AVX-512 epilogue, element for element: v = alpha*acc, then
+  // fma(beta, c, v) on the first K block or c + v on later ones, then bias and the
+  // activation (GELU through simd_gelu.hpp, as everywhere), so every micro-kernel path
+  // stores the same bits.
   const float alpha = st.alpha, beta = st.beta;
   for (int r = 0; r < st.rows; ++r) {
     float* c = st.C + static_cast<long>(r) * st.ldc;
@@ -26,7 +30,7 @@ void store_tile_generic(const float* acc, int ld, const TileStore& st) {
     if (!st.first) {
       for (int j = 0; j < n; ++j) c[j] = c[j] + alpha * a[j];
     } else if (beta != 0.0f) {
-      for (int j = 0; j < n; ++j) c[j] = alpha * a[j] + beta * c[j];
+      for (int j = 0; j < n; ++j) c[j] = std::fma(beta, c[j], alpha * a[j]);
     } else {
       for (int j = 0; j < n; ++j) c[j] = alpha * a[j];
     }
@@ -40,9 +44,15 @@ void store_tile_generic(const float* acc, int ld, const TileStore& st) {
       case Activation::Relu:
         for (int j = 0; j < n; ++j) c[j] = c[j] > 0.0f ? c[j] : 0.0f;
         break;
-      default:
-        for (int j = 0; j < n; ++j) c[j] = apply_activation(st.act, c[j]);
+      case Activation::GeluTanh:
+      case Activation::GeluErf: {
+        const bool tanh_form = st.act == Activation::GeluTanh;
+        for (int j = 0; j < n; j += simd::kLanes) {
+          const simd::Mask m = simd::tail_mask(n - j);
+          simd::store(c + j, simd::gelu(simd::load(c + j, m), tanh_form), m);
+        }
         break;
+      }
     }
   }
 }
@@ -57,7 +67,7 @@ void kernel_4x16(int kc, const float* pa, const float* pb, const TileStore& st) 
   for (int k = 0; k < kc; ++k) {
     for (int r = 0; r < kMr; ++r) {
       const float a = pa[r];
-      for (int c = 0; c < kNr; ++c) acc[r * kNr + c] += a * pb[c];
+      for (int c = 0; c < kNr; ++c) acc[r * kNr + c] = std::fma(a, pb[c], acc[r * kNr + c]);
     }
     pa += kMr;
     pb += kNr;
@@ -92,20 +102,21 @@ void dot_columns(const float* a, long sa_k, const float* const b[kCols], int K, 
         acc[c] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b[c] + k), acc[c]);
       }
     }
-    for (int c = 0; c < cols; ++c) out[c] = _mm512_reduce_add_ps(acc[c]);
+    for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add({acc[c]});
     return;
   }
 #endif
+  // The vector form's lanes, one k at a time: lane k % 16 accumulates by FMA, and the
+  // lanes are summed by the same fixed tree.
   float part[kCols][kLanes] = {};
   for (int k = 0; k < K; ++k) {
     const float av = a[k * sa_k];
-    for (int c = 0; c < kCols; ++c) part[c][k % kLanes] += av * b[c][k];
+    for (int c = 0; c < kCols; ++c) {
+      float& p = part[c][k % kLanes];
+      p = std::fma(av, b[c][k], p);
+    }
   }
-  for (int c = 0; c < cols; ++c) {
-    float s = 0.0f;
-    for (int l = 0; l < kLanes; ++l) s += part[c][l];
-    out[c] = s;
-  }
+  for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add(simd::load(part[c]));
 }
 
 }  // namespace
@@ -128,7 +139,7 @@ void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, cons
         for (int k = 0; k < K; ++k) {
           const float a = arow[k * sa_k];
           const float* b = B + static_cast<long>(k) * ldb + j0;
-          for (int j = 0; j < nb; ++j) acc[j] += a * b[j];
+          for (int j = 0; j < nb; ++j) acc[j] = std::fma(a, b[j], acc[j]);
         }
       } else {
         for (int j = 0; j < nb; j += kCols) {
@@ -147,4 +158,4 @@ void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, cons
   }
 }
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail

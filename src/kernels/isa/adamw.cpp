@@ -1,13 +1,14 @@
 // AdamW update, vectorised and parallel over fixed-size chunks (elementwise:
 // every element's result is independent of the thread count).
 #include "attnfc/kernels/adamw.hpp"
+#include "isa.hpp"
 
 #include <cmath>
 
 #include "parallel.hpp"
 #include "simd_math.hpp"
 
-namespace attnfc::kernels {
+namespace attnfc::kernels::ATTNFC_ISA {
 
 void adamw_update(float* param, const float* grad, float* m, float* v, int64_t n,
                   const AdamWStep& s) {
@@ -35,4 +36,4 @@ void adamw_update(float* param, const float* grad, float* m, float* v, int64_t n
   });
 }
 
-}  // namespace attnfc::kernels
+}  // namespace attnfc::kernels::ATTNFC_ISA

@@ -7,14 +7,13 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
-#include <stdexcept>
-#include <string>
+#include "isa.hpp"
 
 #include "attention_tile.hpp"
 #include "attnfc/kernels/attention.hpp"
 #include "simd_math.hpp"
 
-namespace attnfc::kernels::detail {
+namespace attnfc::kernels::ATTNFC_ISA::detail {
 
 constexpr int kBr = 64;  // queries per tile
 constexpr int kBc = 64;  // keys per tile (a multiple of 16: rows of S are whole vectors)
@@ -29,16 +28,6 @@ constexpr size_t kScratchFloats =
 
 inline int padded_dim(int D) {
   return (D + 15) / 16 * 16;
-}
-
-inline void check_params(const AttnParams& p, const char* who) {
-  auto fail = [&](const std::string& what) {
-    throw std::invalid_argument(std::string(who) + ": " + what);
-  };
-  if (p.batch < 0 || p.heads < 0 || p.Lq < 0 || p.Lk < 0)
-    fail("batch, heads, Lq and Lk must be >= 0");
-  if (p.head_dim < 1 || p.head_dim > kMaxHeadDim)
-    fail("head_dim is " + std::to_string(p.head_dim) + ", expected 1..256");
 }
 
 // One 64-byte aligned block per OpenMP thread, sized once for the largest head
@@ -209,4 +198,4 @@ inline void keys_times_rows(bool causal, int64_t i0, int64_t j0, int qc, int kc,
   }
 }
 
-}  // namespace attnfc::kernels::detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::detail

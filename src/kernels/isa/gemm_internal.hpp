@@ -1,6 +1,6 @@
 #pragma once
-// Internals of the packed GEMM (not part of the public API). Tests include this to
-// run every micro-kernel path that this CPU supports against the reference.
+// Internals of the packed GEMM (not part of the public API). Tests reach every
+// micro-kernel path through KernelTable::gemm_with_path (isa_table.hpp).
 //
 // Layout of the packed panels (both zero-padded to whole panels):
 //   A: for each MR-row panel, for k in [0,kc): MR values op(A)[i0 + r, k]
@@ -9,12 +9,13 @@
 // through TileStore, which applies alpha/beta and, on the last K block, the epilogue.
 #include <cstddef>
 #include <cstdint>
+#include "isa.hpp"
 
 #include "attnfc/kernels/gemm.hpp"
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 
-enum class Path : int { Auto = 0, Small = 1, Portable = 2, Avx2 = 3, Avx512 = 4 };
+using kernels::gemm_detail::Path;  // isa_table.hpp
 
 // Where and how a micro-kernel writes its tile.
 struct TileStore {
@@ -115,4 +116,4 @@ void gemm_with_path(Path path, bool threaded, bool transA, bool transB, int M, i
                     float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                     float* C, int ldc, const Epilogue& ep);
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail

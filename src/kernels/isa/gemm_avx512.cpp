@@ -2,17 +2,20 @@
 // Per k it loads two B vectors and broadcasts 12 A values: 24 FMAs against 14 loads,
 // which keeps both FMA ports of Ice Lake busy while the loads fit the two load ports.
 // 24 independent accumulators cover the FMA latency (4 cycles x 2 ports = 8 needed).
-// The bias/activation epilogue is fused into the masked store. One template gives the
+// The bias/activation epilogue is fused into the masked store (GELU from simd_gelu.hpp,
+// the formula every path and the elementwise kernel use). One template gives the
 // packed form and the forms that read op(A) (row-major, or transposed while packing it)
 // or row-major op(B) (while packing it) in place; see gemm_driver.cpp for when.
 #include "gemm_internal.hpp"
+#include "isa.hpp"
+#include "simd_gelu.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
 #include <cstdint>
 
-namespace attnfc::kernels::gemm_detail {
+namespace attnfc::kernels::ATTNFC_ISA::gemm_detail {
 namespace {
 
 constexpr int kMr = 12;
@@ -22,60 +25,6 @@ constexpr int kNr = 32;
 // GCC 12's unmasked forms expand through _mm512_undefined_ps and trip
 // -Wmaybe-uninitialized under -Werror.
 
-// exp(x) for float lanes: n = round(x / ln2), r = x - n ln2 (two-part ln2), degree-7
-// Taylor polynomial on |r| <= ln2/2 (truncation < 1e-8 relative), then scale by 2^n.
-// Inputs are clamped so the result saturates to 0 / ~1.7e38 instead of inf or NaN.
-inline __m512 exp_ps(__m512 x) {
-  x = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_set1_ps(-88.0f)),
-                          _mm512_set1_ps(88.0f));
-  const __m512 n =
-      _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_scalef_ps(0xFFFF, p, n);
-}
-
-// 0.5 x (1 + tanh(u)) == x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-// This form has no cancellation and saturates cleanly at both ends.
-inline __m512 gelu_tanh_ps(__m512 x) {
-  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-  const __m512 inner = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), x3, x);
-  const __m512 e = exp_ps(_mm512_mul_ps(inner, _mm512_set1_ps(-2.0f * 0.7978845608028654f)));
-  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
-
-// 0.5 x (1 + erf(x / sqrt2)). With z = |x|/sqrt2, erfc(z) = poly(t) exp(-z^2),
-// t = 1 / (1 + p z) (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7). For x >= 0 the
-// result is x (1 - erfc/2); for x < 0 it is x erfc/2, which keeps the small negative
-// tail accurate instead of subtracting two nearly equal numbers.
-inline __m512 gelu_erf_ps(__m512 x) {
-  const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.7071067811865476f));
-  const __m512 t = _mm512_div_ps(
-      _mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), z, _mm512_set1_ps(1.0f)));
-  __m512 poly = _mm512_set1_ps(1.061405429f);
-  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
-  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
-  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
-  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
-  poly = _mm512_mul_ps(poly, t);
-  const __m512 half_erfc = _mm512_mul_ps(
-      _mm512_mul_ps(poly, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z)))),
-      _mm512_set1_ps(0.5f));
-  const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-  const __m512 factor =
-      _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), half_erfc), half_erfc);
-  return _mm512_mul_ps(x, factor);
-}
-
 inline __m512 activate(Activation act, __m512 v) {
   switch (act) {
     case Activation::None:
@@ -83,9 +32,9 @@ inline __m512 activate(Activation act, __m512 v) {
     case Activation::Relu:
       return _mm512_maskz_max_ps(0xFFFF, v, _mm512_setzero_ps());
     case Activation::GeluTanh:
-      return gelu_tanh_ps(v);
+      return simd::gelu({v}, true).v;
     case Activation::GeluErf:
-      return gelu_erf_ps(v);
+      return simd::gelu({v}, false).v;
   }
   return v;
 }
@@ -256,6 +205,6 @@ KernelSpec avx512_spec() {
           &kernel_row_major_a_packing_b};
 }
 
-}  // namespace attnfc::kernels::gemm_detail
+}  // namespace attnfc::kernels::ATTNFC_ISA::gemm_detail
 
 #endif  // __AVX512F__
