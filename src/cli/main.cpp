@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/kernels/isa.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "commands.hpp"
 
@@ -27,7 +28,10 @@ void on_selected(CLI::App* sub, Handler handler) {
 }
 
 void register_version_info(CLI::App& app) {
-  app.set_version_flag("--version", std::string("attnfc ") + ATTNFC_VERSION);
+  // The kernel path in use is part of the version: results are only comparable with it.
+  app.set_version_flag("--version", [] {
+    return std::string("attnfc ") + ATTNFC_VERSION + "\n" + kernels::isa_report();
+  });
 }
 
 }  // namespace attnfc::cli
@@ -55,6 +59,12 @@ int main(int argc, char** argv) {
   cli::register_evaluate(app);
   cli::register_plot(app);
 
+  try {
+    kernels::select_isa_from_environment();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "attnfc: %s\n", e.what());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

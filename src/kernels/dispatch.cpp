@@ -53,27 +53,30 @@ std::string names(const std::vector<Isa>& isas) {
   return s;
 }
 
-Isa parse_isa(std::string_view name) {
+// Errors name `who` (ATTNFC_KERNELS, or set_isa), what was found and the choices.
+Isa parse_isa(std::string_view name, const char* who) {
   if (const auto isa = isa_from_name(name)) return *isa;
-  throw std::invalid_argument("ATTNFC_KERNELS: found '" + std::string(name) +
-                              "', expected one of: avx512 avx2 portable (this machine can run: " +
+  throw std::invalid_argument(std::string(who) + ": found '" + std::string(name) +
+                              "', expected one of: avx512 avx2 portable (this machine runs: " +
                               names(supported_isas()) + ")");
 }
 
-const KernelTable* checked_table(Isa isa) {
+const KernelTable* checked_table(Isa isa, const char* who) {
   if (!isa_supported(isa)) {
-    throw std::invalid_argument(
-        std::string("kernel path '") + isa_name(isa) + "' " +
-        (isa_table(isa) ? "is not supported by this CPU" : "is not compiled into this build") +
-        "; this machine can run: " + names(supported_isas()));
+    throw std::invalid_argument(std::string(who) + ": the " + isa_name(isa) + " kernels " +
+                                (isa_table(isa) ? "need a CPU with them; this one"
+                                                : "are not compiled into this build; it") +
+                                " runs: " + names(supported_isas()));
   }
   return isa_table(isa);
 }
 
+constexpr const char* kEnv = "ATTNFC_KERNELS";
+
 const KernelTable* choose_from_environment() {
-  const char* env = std::getenv("ATTNFC_KERNELS");
+  const char* env = std::getenv(kEnv);
   if (env == nullptr || *env == '\0') return isa_table(supported_isas().front());
-  return checked_table(parse_isa(env));
+  return checked_table(parse_isa(env, kEnv), kEnv);
 }
 
 std::atomic<const KernelTable*> g_active{nullptr};
@@ -150,21 +153,25 @@ Isa active_isa() {
 }
 
 void set_isa(Isa isa) {
-  g_active.store(checked_table(isa), std::memory_order_release);
+  g_active.store(checked_table(isa, "set_isa"), std::memory_order_release);
 }
 
 void set_isa(std::string_view name) {
-  set_isa(parse_isa(name));
+  set_isa(parse_isa(name, "set_isa"));
 }
 
 void select_isa_from_environment() {
-  const char* env = std::getenv("ATTNFC_KERNELS");
-  if (env != nullptr && *env != '\0') set_isa(std::string_view(env));
+  const char* env = std::getenv(kEnv);
+  if (env != nullptr && *env != '\0')
+    g_active.store(checked_table(parse_isa(env, kEnv), kEnv), std::memory_order_release);
 }
 
 std::string isa_report() {
+  const char* env = std::getenv("ATTNFC_KERNELS");
+  const bool forced = env != nullptr && *env != '\0';
   return std::string("kernels: ") + isa_name(active_isa()) +
-         " (compiled: " + names(compiled_isas()) + "; this cpu: " + names(supported_isas()) + ")";
+         (forced ? " (set by ATTNFC_KERNELS)" : " (the best this cpu runs)") +
+         "; compiled: " + names(compiled_isas()) + "; this cpu runs: " + names(supported_isas());
 }
 
 void check_attention_params(const AttnParams& p, const char* who) {

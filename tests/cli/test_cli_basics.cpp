@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 using cli_test::Run;
@@ -17,6 +18,19 @@ TEST_CASE("attnfc --version prints the version and exits 0") {
   const Run r = run("--version");
   CHECK(r.code == 0);
   CHECK(r.out.find("attnfc " ATTNFC_VERSION) != std::string::npos);
+  // The kernel path in use and the ones compiled in (ctest sets ATTNFC_KERNELS per suite).
+  const char* forced = std::getenv("ATTNFC_KERNELS");
+  const std::string in_use = forced && *forced ? forced : "";
+  CHECK(r.out.find("kernels: " + in_use) != std::string::npos);
+  CHECK(r.out.find("compiled: ") != std::string::npos);
+  CHECK(r.out.find("portable") != std::string::npos);
+}
+
+TEST_CASE("ATTNFC_KERNELS with an unknown path is an input error naming the choices") {
+  const Run r = cli_test::sh("ATTNFC_KERNELS=sse9 " + std::string(ATTNFC_BINARY) + " --version");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("ATTNFC_KERNELS: found 'sse9', expected one of: avx512 avx2 portable") !=
+        std::string::npos);
 }
 
 TEST_CASE("attnfc --help describes the tool and exits 0") {

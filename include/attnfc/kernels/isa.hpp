@@ -34,7 +34,8 @@ void set_isa(std::string_view name);
 // input error before any work); throws std::invalid_argument like set_isa.
 void select_isa_from_environment();
 
-// One line for --version: "kernels: avx2 (compiled: avx512 avx2 portable; cpu: avx2 portable)".
+// One line for --version, e.g.
+//   kernels: avx2 (the best this cpu runs); compiled: avx512 avx2 portable; this cpu runs: avx2 portable
 std::string isa_report();
 
 }  // namespace attnfc::kernels
