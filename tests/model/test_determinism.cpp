@@ -1,5 +1,6 @@
 // House rule: the same seed and data give the same numbers bit for bit at any
-// thread count. Five training steps with dropout, then a forecast, at 1 and 2 threads.
+// thread count and on any kernel path. Five training steps with dropout, then a
+// forecast and every weight, at 1 and 2 threads, and on each path this CPU runs.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/optim.hpp"
+#include "attnfc/kernels/isa.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 #include "model_test_util.hpp"
@@ -44,7 +46,8 @@ std::vector<float> train_and_forecast(int threads) {
   }
   const std::vector<float> f = m.forecast(w.data(), nullptr, B, T, 30);
   out.insert(out.end(), f.begin(), f.end());
-  for (const auto& p : params.all()) out.insert(out.end(), p.tensor.data(), p.tensor.data() + 3);
+  for (const auto& p : params.all())
+    out.insert(out.end(), p.tensor.data(), p.tensor.data() + p.tensor.numel());
   kernels::set_threads(kernels::default_threads());
   return out;
 }
@@ -57,4 +60,24 @@ TEST_CASE("determinism: 1 and 2 threads give bit-identical training and forecast
   REQUIRE(one.size() == two.size());
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
   CHECK(one[4] != one[0]);  // it trained
+}
+
+TEST_CASE("determinism: every kernel path this CPU runs trains the same bits as portable") {
+  // The goal of the kernel paths (docs/ARCHITECTURE.md, "Kernel paths"): a model trained
+  // with the same config and seed is byte-identical whichever instruction set ran it.
+  const kernels::Isa before = kernels::active_isa();
+  kernels::set_isa(kernels::Isa::Portable);
+  const std::vector<float> portable = train_and_forecast(2);
+  for (kernels::Isa isa : kernels::supported_isas()) {
+    CAPTURE(kernels::isa_name(isa));
+    kernels::set_isa(isa);
+    const std::vector<float> got = train_and_forecast(2);
+    REQUIRE(got.size() == portable.size());
+    size_t first_diff = got.size();
+    for (size_t i = 0; i < got.size() && first_diff == got.size(); ++i)
+      if (std::memcmp(&got[i], &portable[i], sizeof(float)) != 0) first_diff = i;
+    CAPTURE(first_diff);
+    CHECK(first_diff == got.size());
+  }
+  kernels::set_isa(before);
 }
