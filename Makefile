@@ -1,11 +1,12 @@
 # attnfc: everyday entry points. Everything goes through CMake in $(BUILD).
 BUILD    ?= build
 SANBUILD ?= build-sanitize
+PORTBUILD ?= build-portable
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += --no-print-directory
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench sanitize format clean fuzz test-torch
+.PHONY: all deps build test test-portable demo bench sanitize format clean fuzz test-torch
 
 all: build
 
@@ -18,6 +19,12 @@ build: deps
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole suite on a build without -march=native (the kernels still dispatch at run time).
+test-portable: deps
+	@cmake -S . -B $(PORTBUILD) -DCMAKE_BUILD_TYPE=Release -DATTNFC_NATIVE=OFF -DATTNFC_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(PORTBUILD) -j $(JOBS)
+	@cd $(PORTBUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	@scripts/demo.sh $(BUILD)

@@ -53,7 +53,8 @@ void same_bits_on_every_path(const std::string& what,
     size_t first = got.size();
     for (size_t i = 0; i < got.size() && first == got.size(); ++i)
       if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) first = i;
-    INFO(what << " on " << isa_name(isa) << ": element " << first << " differs from portable");
+    INFO(what << " on " << std::string(isa_name(isa)) << ": element " << first
+              << " differs from portable");
     CHECK(first == got.size());
   }
 }
