@@ -1,8 +1,9 @@
 // GELU, vectorised and parallel over fixed-size chunks (elementwise, so the
 // result of every element is independent of the thread count). The formula
 // lives in simd_gelu.hpp, shared with the GEMM epilogue.
-#include "attnfc/kernels/activation.hpp"
 #include "isa.hpp"
+
+#include "attnfc/kernels/activation.hpp"
 
 #include "parallel.hpp"
 #include "simd_gelu.hpp"

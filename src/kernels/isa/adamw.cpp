@@ -1,7 +1,8 @@
 // AdamW update, vectorised and parallel over fixed-size chunks (elementwise:
 // every element's result is independent of the thread count).
-#include "attnfc/kernels/adamw.hpp"
 #include "isa.hpp"
+
+#include "attnfc/kernels/adamw.hpp"
 
 #include <cmath>
 

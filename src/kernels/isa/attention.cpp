@@ -7,9 +7,10 @@
 // O(kBr * D + D * kBc), independent of L. Causal key tiles above the diagonal
 // are never visited. Each output row is produced by exactly one work item in a
 // fixed order, so results are bit-identical at any thread count.
+#include "isa.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include "isa.hpp"
 
 #include "attention_common.hpp"
 #include "attention_tile.hpp"

@@ -5,8 +5,9 @@
 // with dP = dO V^T, D_i = rowsum(dO o O), dS = P o (dP - D_i) * scale.
 // Every output row belongs to one work item and is summed over the other
 // axis's tiles in ascending order, so results do not depend on the thread count.
-#include <algorithm>
 #include "isa.hpp"
+
+#include <algorithm>
 
 #include "attention_common.hpp"
 #include "attention_tile.hpp"

@@ -1,8 +1,9 @@
 // Public GEMM entry points: path selection (unpacked for tiny products, otherwise the
 // best packed micro-kernel this build has), threading, and the strided batch. The
 // packed loop nest itself is in gemm_driver.cpp.
-#include <omp.h>
 #include "isa.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 

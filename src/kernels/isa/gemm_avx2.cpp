@@ -1,8 +1,9 @@
 // AVX2 + FMA micro-kernel: a 6 x 16 tile of C in 12 ymm accumulators (two B vectors
 // and six broadcasts per k), for CPUs without AVX-512. The tile is written through
 // the shared scalar epilogue, which handles the edges and the activation.
-#include "gemm_internal.hpp"
 #include "isa.hpp"
+
+#include "gemm_internal.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>

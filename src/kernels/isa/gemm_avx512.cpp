@@ -6,8 +6,9 @@
 // the formula every path and the elementwise kernel use). One template gives the
 // packed form and the forms that read op(A) (row-major, or transposed while packing it)
 // or row-major op(B) (while packing it) in place; see gemm_driver.cpp for when.
-#include "gemm_internal.hpp"
 #include "isa.hpp"
+
+#include "gemm_internal.hpp"
 #include "simd_gelu.hpp"
 
 #if defined(__AVX512F__)

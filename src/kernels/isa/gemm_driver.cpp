@@ -18,8 +18,9 @@
 // Determinism: an element's value depends only on the K-block split and the
 // micro-kernel's k order, never on which thread computes its tile or on the order
 // chosen, so results are bit-identical for any thread count.
-#include <omp.h>
 #include "isa.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>

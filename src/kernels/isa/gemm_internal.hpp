@@ -7,9 +7,10 @@
 //   B: for each NR-col panel, for k in [0,kc): NR values op(B)[k, j0 + c]
 // A micro-kernel multiplies one A panel by one B panel and stores the MR x NR tile
 // through TileStore, which applies alpha/beta and, on the last K block, the epilogue.
+#include "isa.hpp"
+
 #include <cstddef>
 #include <cstdint>
-#include "isa.hpp"
 
 #include "attnfc/kernels/gemm.hpp"
 

@@ -1,8 +1,9 @@
 // Packing of op(A) and op(B) blocks into the contiguous, zero-padded panels the
 // micro-kernels stream through (see gemm_internal.hpp for the layout).
+#include "isa.hpp"
+
 #include <algorithm>
 #include <cstring>
-#include "isa.hpp"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

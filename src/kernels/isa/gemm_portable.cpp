@@ -1,16 +1,10 @@
 // Portable pieces of the GEMM: the scalar tile epilogue shared by the AVX2 and portable
 // kernels, a plain-C++ 4 x 16 micro-kernel that the compiler vectorises, and the
 // unpacked path for tiny products where packing would cost more than it saves.
-#include <algorithm>
-#include <cmath>
 #include "isa.hpp"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-// _mm512_reduce_add_ps expands through _mm256_undefined_pd(), which GCC 12 misreports
-// under -Wmaybe-uninitialized once inlined (false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include <algorithm>
+#include <cmath>
 
 #include "gemm_internal.hpp"
 #include "simd_gelu.hpp"
@@ -91,23 +85,19 @@ constexpr int kLanes = 16;  // partial sums per dot product
 // Columns beyond `cols` alias the last one and are discarded.
 void dot_columns(const float* a, long sa_k, const float* const b[kCols], int K, float* out,
                  int cols) {
-#if defined(__AVX512F__)
-  if (sa_k == 1) {
-    __m512 acc[kCols];
-    for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
-    for (int k = 0; k < K; k += 16) {
-      const __mmask16 m = K - k >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (K - k)) - 1u);
-      const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
-      for (int c = 0; c < kCols; ++c) {
-        acc[c] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b[c] + k), acc[c]);
-      }
+  if (sa_k == 1) {  // contiguous k: 16 lanes at a time, lane l takes the k with k % 16 == l
+    simd::VF acc[kCols];
+    for (int c = 0; c < kCols; ++c) acc[c] = simd::zero();
+    for (int k = 0; k < K; k += kLanes) {
+      const simd::Mask m = simd::tail_mask(K - k);
+      const simd::VF av = simd::load(a + k, m);
+      for (int c = 0; c < kCols; ++c) acc[c] = simd::fmadd(av, simd::load(b[c] + k, m), acc[c]);
     }
-    for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add({acc[c]});
+    for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add(acc[c]);
     return;
   }
-#endif
-  // The vector form's lanes, one k at a time: lane k % 16 accumulates by FMA, and the
-  // lanes are summed by the same fixed tree.
+  // Strided k: the same lanes one k at a time (lane k % 16 accumulates by FMA), summed by
+  // the same fixed tree, so both forms give the same bits.
   float part[kCols][kLanes] = {};
   for (int k = 0; k < K; ++k) {
     const float av = a[k * sa_k];

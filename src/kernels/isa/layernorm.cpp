@@ -2,8 +2,9 @@
 // Backward: dx per row; dgamma / dbeta are reduced over rows in two fixed
 // stages (rows within a fixed-size chunk, then chunks in order), so the sums
 // are bit-identical at any thread count.
-#include "attnfc/kernels/layernorm.hpp"
 #include "isa.hpp"
+
+#include "attnfc/kernels/layernorm.hpp"
 
 #include <algorithm>
 #include <cmath>

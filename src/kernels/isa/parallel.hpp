@@ -4,8 +4,9 @@
 // is bit-identical at any thread count. Each region first sets FTZ/DAZ, and a
 // call made from inside another parallel region runs on the calling thread
 // (no nested parallel regions).
-#include <omp.h>
 #include "isa.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>

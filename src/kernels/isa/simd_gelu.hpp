@@ -9,6 +9,7 @@
 //              (|error| <= 1.5e-7), evaluated as erfc for both signs so the
 //              negative tail keeps its relative accuracy.
 #include "isa.hpp"
+
 #include "simd_math.hpp"
 
 namespace attnfc::kernels::ATTNFC_ISA::simd {

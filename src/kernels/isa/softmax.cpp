@@ -1,8 +1,9 @@
 // Row softmax: three vectorised passes per row (max, exp + sum, scale), rows in
 // parallel. Masked entries (causal / key padding) are loaded as -inf, so exp
 // turns them into exact zeros; a row with no visible entry is written as zeros.
-#include "attnfc/kernels/softmax.hpp"
 #include "isa.hpp"
+
+#include "attnfc/kernels/softmax.hpp"
 
 #include <algorithm>
 

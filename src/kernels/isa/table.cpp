@@ -1,6 +1,7 @@
 // This instruction set's KernelTable (isa_table.hpp), which dispatch.cpp selects at run time.
-#include "gemm_internal.hpp"
 #include "isa.hpp"
+
+#include "gemm_internal.hpp"
 
 namespace attnfc::kernels::ATTNFC_ISA {
 
