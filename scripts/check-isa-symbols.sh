@@ -17,8 +17,9 @@ for dir in "$build"/CMakeFiles/attnfc_kernels_*.dir; do
   [[ -n $objs ]] || continue
   found=$((found + 1))
   # Defined symbols with external (or weak/unique) linkage, demangled.
-  bad=$(nm -C --defined-only $objs | awk 'NF >= 3 && $2 ~ /^[TWVBDRGSu]$/ { $1 = ""; $2 = ""; print }' |
-        sed 's/^ *//' | grep -v "attnfc::kernels::$isa::" |
+  # ASan adds one "__odr_asan.<mangled name>" indicator per global: judge it by that name.
+  bad=$(nm --defined-only $objs | awk 'NF >= 3 && $2 ~ /^[TWVBDRGSu]$/ { print $3 }' |
+        sed 's/^__odr_asan\.//' | c++filt | grep -v "attnfc::kernels::$isa::" |
         grep -v '^DW\.ref\.__gxx_personality_v0$' | sort -u || true)
   if [[ -n $bad ]]; then
     echo "check-isa-symbols: the $isa kernels define symbols outside attnfc::kernels::$isa::" >&2

@@ -35,7 +35,8 @@ void set_isa(std::string_view name);
 void select_isa_from_environment();
 
 // One line for --version, e.g.
-//   kernels: avx2 (the best this cpu runs); compiled: avx512 avx2 portable; this cpu runs: avx2 portable
+//   kernels: avx2 (the best this cpu runs); compiled: avx512 avx2 portable; this cpu runs: avx2
+//   portable
 std::string isa_report();
 
 }  // namespace attnfc::kernels
