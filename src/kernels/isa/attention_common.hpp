@@ -94,6 +94,29 @@ inline void transpose16x16(__m512 r[16]) {
   transpose_stage<2>(r);
   transpose_stage<1>(r);
 }
+#elif defined(__AVX2__) && defined(__FMA__)
+// Transposes 8 rows of 8 floats in registers (unpack pairs, shuffle quads, swap the
+// 128-bit halves): r[t][c] ends up holding the old r[c][t].
+inline void transpose8x8(__m256 r[8]) {
+  __m256 t[8], s[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    s[4 * h + 0] = _mm256_shuffle_ps(t[4 * h + 0], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    s[4 * h + 1] = _mm256_shuffle_ps(t[4 * h + 0], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    s[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    s[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+  }
+}
 #endif
 
 // dst[d * kBc + j] = src_row(j)[d] for j < kc, d < D: a key/value tile turned
@@ -113,6 +136,26 @@ inline void pack_transposed(const float* src, int64_t row_stride, int kc, int D,
       transpose16x16(r);
       const int dn = D - d0 < 16 ? D - d0 : 16;
       for (int t = 0; t < dn; ++t) _mm512_storeu_ps(dst + (d0 + t) * kBc + j, r[t]);
+    }
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  // 8 keys x 8 dims per block; lanes past kc in the last 8-key group are zeros.
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int j = 0; j < kc; j += 8) {
+    const int rows = kc - j < 8 ? kc - j : 8;
+    for (int d0 = 0; d0 < D; d0 += 8) {
+      const int dn = D - d0 < 8 ? D - d0 : 8;
+      const __m256i cols = _mm256_cmpgt_epi32(_mm256_set1_epi32(dn), lane);
+      __m256 r[8];
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; ++t) {
+        const float* s = src + (j + t) * row_stride + d0;
+        r[t] = t >= rows ? _mm256_setzero_ps()
+               : dn == 8 ? _mm256_loadu_ps(s)
+                         : _mm256_maskload_ps(s, cols);
+      }
+      transpose8x8(r);
+      for (int t = 0; t < dn; ++t) _mm256_storeu_ps(dst + (d0 + t) * kBc + j, r[t]);
     }
   }
 #else

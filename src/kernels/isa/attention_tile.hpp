@@ -81,6 +81,80 @@ inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t
   }
 }
 
+#elif defined(__AVX2__) && defined(__FMA__)
+// M rows x NV (1 or 2) ymm of 8 columns: 6 x 2 = 12 accumulators, two B vectors and
+// one broadcast fill the 16 ymm registers. With kPartial the last vector holds only
+// its first `rem` columns (maskload / maskstore: nothing past the edge is read or
+// written).
+template <int M, int NV, bool kAccumulate, bool kPartial>
+void tile_micro(int K, const float* A, int64_t a_rs, int64_t a_cs, const float* B, int64_t ldb,
+                float* C, int64_t ldc, int rem) {
+  const __m256i last =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  auto load = [&](const float* p, int v) {
+    return kPartial && v == NV - 1 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p);
+  };
+  __m256 acc[M][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = kAccumulate ? load(C + i * ldc + 8 * v, v) : _mm256_setzero_ps();
+  for (int k = 0; k < K; ++k) {
+    __m256 b[NV];
+    const float* bk = B + k * ldb;
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) b[v] = load(bk + 8 * v, v);
+    const float* ak = A + k * a_cs;
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      const __m256 a = _mm256_broadcast_ss(ak + i * a_rs);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(a, b[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      float* c = C + i * ldc + 8 * v;
+      if (kPartial && v == NV - 1)
+        _mm256_maskstore_ps(c, last, acc[i][v]);
+      else
+        _mm256_storeu_ps(c, acc[i][v]);
+    }
+}
+
+constexpr int kTileYmm = 2;  // 8-float vectors per register block
+
+using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t,
+                        int);
+
+// Index I = ((rows - 1) * kTileYmm + (vectors - 1)) * 2 + partial.
+template <bool kAcc, int... I>
+constexpr std::array<TileFn, sizeof...(I)> make_tile_table(std::integer_sequence<int, I...>) {
+  return {&tile_micro<I / (2 * kTileYmm) + 1, I / 2 % kTileYmm + 1, kAcc, (I & 1) != 0>...};
+}
+inline constexpr auto kTileSet =
+    make_tile_table<false>(std::make_integer_sequence<int, kTileMr * kTileYmm * 2>{});
+inline constexpr auto kTileAdd =
+    make_tile_table<true>(std::make_integer_sequence<int, kTileMr * kTileYmm * 2>{});
+
+inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t a_cs,
+                      const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  constexpr int kMr = kTileMr, kNr = 8 * kTileYmm;
+  for (int n0 = 0; n0 < N; n0 += kNr) {
+    const int nw = N - n0 < kNr ? N - n0 : kNr;
+    const int nv = (nw + 7) / 8, rem = nw - 8 * (nv - 1);
+    for (int m0 = 0; m0 < M; m0 += kMr) {
+      const int mr = M - m0 < kMr ? M - m0 : kMr;
+      const int idx = ((mr - 1) * kTileYmm + (nv - 1)) * 2 + (rem < 8 ? 1 : 0);
+      const TileFn fn = accumulate ? kTileAdd[idx] : kTileSet[idx];
+      fn(K, A + m0 * a_rs, a_rs, a_cs, B + n0, ldb, C + m0 * ldc + n0, ldc, rem);
+    }
+  }
+}
+
 #else  // portable: the inner loop over N vectorises under -O3; the same FMA chain per element
 
 inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t a_cs,

@@ -2,8 +2,13 @@
 // (random.hpp: seed_state), consecutive counters step the splitmix state by a constant,
 // and keep(i) is an integer compare of the top 24 bits, the same decision as
 // random_uniform(seed, i) >= p. AVX-512 (DQ for the 64-bit multiplies) handles 16
-// elements per step; the portable loop is the same arithmetic one element at a time.
+// elements per step, AVX2 8 (its 64-bit multiplies built from 32-bit ones); the
+// portable loop is the same arithmetic one element at a time.
+// x86 intrinsics only where the vector paths below use them: <immintrin.h> does not
+// exist for other targets (aarch64 builds only the portable kernels).
+#if (defined(__AVX512F__) && defined(__AVX512DQ__)) || defined(__AVX2__)
 #include <immintrin.h>
+#endif
 #include "isa.hpp"
 
 #include "attnfc/kernels/dropout.hpp"
@@ -66,6 +71,51 @@ inline int64_t for_blocks16(const Mask& m, int64_t begin, int64_t end, F&& f) {
   }
   return i;
 }
+#elif defined(__AVX2__)
+constexpr bool kVector = true;
+
+// z * c mod 2^64 per 64-bit lane from 32 x 32 -> 64 multiplies: lo(z) lo(c) plus the
+// cross terms shifted up (hi(z) hi(c) only reaches bits >= 64).
+inline __m256i mullo64(__m256i z, uint64_t c) {
+  const __m256i c_lo = _mm256_set1_epi64x(static_cast<int64_t>(c & 0xFFFFFFFFu));
+  const __m256i c_hi = _mm256_set1_epi64x(static_cast<int64_t>(c >> 32));
+  const __m256i cross =
+      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), c_lo), _mm256_mul_epu32(z, c_hi));
+  return _mm256_add_epi64(_mm256_mul_epu32(z, c_lo), _mm256_slli_epi64(cross, 32));
+}
+
+inline __m256i mix64v(__m256i z) {
+  z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
+  z = mullo64(z, 0xBF58476D1CE4E5B9ull);
+  z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
+  z = mullo64(z, 0x94D049BB133111EBull);
+  return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+
+// Calls f(i, keep mask of elements i..i+7: all-ones 32-bit lanes) for i = begin,
+// begin + 8, ... < end - 7; returns the first index not covered. The two state
+// vectors hold elements {0, 1, 4, 5} and {2, 3, 6, 7}, so that taking the low halves
+// of their 64-bit compare results (vshufps) puts the lanes in element order.
+template <class F>
+inline int64_t for_blocks8(const Mask& m, int64_t begin, int64_t end, F&& f) {
+  const uint64_t base = m.state + static_cast<uint64_t>(begin + 1) * kGoldenGamma;
+  auto at = [&](uint64_t k) { return static_cast<int64_t>(base + k * kGoldenGamma); };
+  __m256i za = _mm256_setr_epi64x(at(0), at(1), at(4), at(5));
+  __m256i zb = _mm256_setr_epi64x(at(2), at(3), at(6), at(7));
+  const __m256i step8 = _mm256_set1_epi64x(static_cast<int64_t>(8 * kGoldenGamma));
+  // bits >= threshold as a signed compare: bits < 2^24 and threshold <= 2^24.
+  const __m256i thr = _mm256_set1_epi64x(static_cast<int64_t>(m.threshold) - 1);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m256i ka = _mm256_cmpgt_epi64(_mm256_srli_epi64(mix64v(za), 40), thr);
+    const __m256i kb = _mm256_cmpgt_epi64(_mm256_srli_epi64(mix64v(zb), 40), thr);
+    f(i,
+      _mm256_shuffle_ps(_mm256_castsi256_ps(ka), _mm256_castsi256_ps(kb), _MM_SHUFFLE(2, 0, 2, 0)));
+    za = _mm256_add_epi64(za, step8);
+    zb = _mm256_add_epi64(zb, step8);
+  }
+  return i;
+}
 #else
 constexpr bool kVector = false;
 #endif
@@ -97,6 +147,13 @@ void forward_range(const Mask& m, const float* x, const float* r, float* y, int6
     if (r) d = _mm512_add_ps(_mm512_loadu_ps(r + j), d);
     _mm512_storeu_ps(y + j, d);
   });
+#elif defined(__AVX2__)
+  const __m256 inv = _mm256_set1_ps(m.inv_keep);
+  i = for_blocks8(m, b, e, [&](int64_t j, __m256 k) {
+    __m256 d = _mm256_and_ps(k, _mm256_mul_ps(_mm256_loadu_ps(x + j), inv));  // +0 if dropped
+    if (r) d = _mm256_add_ps(_mm256_loadu_ps(r + j), d);
+    _mm256_storeu_ps(y + j, d);
+  });
 #endif
   forward_tail(m, x, r, y, i, e);
 }
@@ -109,6 +166,13 @@ void backward_range(const Mask& m, const float* dy, float* dx, int64_t b, int64_
     const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(dy + j), inv);
     const __m512 old = _mm512_loadu_ps(dx + j);
     _mm512_storeu_ps(dx + j, _mm512_mask_add_ps(old, k, old, g));
+  });
+#elif defined(__AVX2__)
+  const __m256 inv = _mm256_set1_ps(m.inv_keep);
+  i = for_blocks8(m, b, e, [&](int64_t j, __m256 k) {
+    const __m256 g = _mm256_mul_ps(_mm256_loadu_ps(dy + j), inv);
+    const __m256 old = _mm256_loadu_ps(dx + j);
+    _mm256_storeu_ps(dx + j, _mm256_blendv_ps(old, _mm256_add_ps(old, g), k));
   });
 #endif
   backward_tail(m, dy, dx, i, e);
