@@ -13,7 +13,7 @@ CMAKE_FLAGS ?=
 ARM64BUILD  ?= build-arm64
 ARM64_TESTS ?= base data kernels@portable autograd@portable nn@portable model@portable train@portable
 # libgomp's default spin-waiting is emulated instruction by instruction under qemu; on a
-# shared 2-core machine passive waiting roughly halves the suites' wall time.
+# shared 2-core machine passive waiting made kernels@portable 1.5x faster (114 s -> 76 s).
 ARM64_OMP_WAIT_POLICY ?= passive
 
 all: build
@@ -60,8 +60,8 @@ test-arm64:
 	if $(ARM64BUILD)/attnfc --version >/dev/null 2>&1; then tests="$$tests cli@portable"; \
 	else echo "test-arm64: leaving out cli@portable: it starts $(ARM64BUILD)/attnfc (aarch64) with popen," \
 	  "and this kernel cannot run aarch64 programs (no qemu-aarch64 in binfmt_misc; a container" \
-	  "may not have it). To include it: mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc" \
-	  "&& systemd-binfmt /usr/lib/binfmt.d/qemu-aarch64.conf" >&2; fi; \
+	  "may not have it). To include it, as root: mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc;" \
+	  "cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register" >&2; fi; \
 	regex="^($$(echo $$tests | sed 's/ /|/g'))\$$"; \
 	echo "test-arm64: running under qemu: $$tests"; \
 	cd $(ARM64BUILD) && OMP_WAIT_POLICY=$(ARM64_OMP_WAIT_POLICY) ctest --output-on-failure -R "$$regex"
