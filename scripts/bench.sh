@@ -117,13 +117,16 @@ if [[ -z "$slug" || "$slug" == "localhost" ]]; then
 fi
 stamp=$(date -u +%Y-%m-%dT%H%M)
 commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The kernel path the programs ran on (ATTNFC_KERNELS or the CPU's best), as --version says it.
+kernels=$("$build_dir/attnfc" --version 2>/dev/null | sed -n 's/^kernels: \([a-z0-9]*\).*/\1/p' || true)
+echo "bench.sh: kernel path ${kernels:-unknown} on ${cpu:-unknown cpu}"
 out_dir=${BENCH_OUT:-"$repo_root/bench/results"}
 mkdir -p "$out_dir"
 out_file="$out_dir/$slug-$stamp.json"
 
 load_end=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 awk -F'\t' -v json="$raw.json" -v host="$host" -v cpu="$cpu" -v date="$stamp" \
-    -v commit="$commit" -v runs="$runs" -v nproc="$(nproc 2>/dev/null || echo 0)" \
+    -v commit="$commit" -v runs="$runs" -v nproc="$(nproc 2>/dev/null || echo 0)" -v kernels="$kernels" \
     -v load_start="$load_start" -v load_end="$load_end" -v wait_policy="${OMP_WAIT_POLICY:-}" \
     -v torch_file="$raw.torch" -v torch_status="$torch_status" '
 function str(line, key,    m) {
@@ -257,7 +260,7 @@ END {
     print "training over the RSS after building the model (10^6 bytes). mem a/t: attnfc/torch (lower is better)."
   }
   # JSON.
-  printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"runs\": %d,\n", esc(host), esc(cpu), nproc, date, commit, runs > json
+  printf "{\n  \"host\": \"%s\",\n  \"cpu\": \"%s\",\n  \"cores\": %d,\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n  \"kernels\": \"%s\",\n  \"runs\": %d,\n", esc(host), esc(cpu), nproc, date, commit, esc(kernels), runs > json
   printf "  \"load_average_start\": %.2f,\n  \"load_average_end\": %.2f,\n  \"omp_wait_policy\": \"%s\",\n  \"results\": [", load_start, load_end, esc(wait_policy) > json
   first = 1
   for (r = 1; r <= nrows; ++r) {
