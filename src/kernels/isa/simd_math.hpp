@@ -157,26 +157,13 @@ inline VF exp(VF x) {
   return {_mm512_maskz_mov_ps(alive, y)};
 }
 
-inline VF log_from_mantissa(VF m, VF e) {
-  const VF one = set1(1.0f);
-  const VF t = div(sub(m, one), add(m, one));
-  const VF t2 = mul(t, t);
-  VF q = set1(1.0f / 9);
-  q = fmadd(q, t2, set1(1.0f / 7));
-  q = fmadd(q, t2, set1(1.0f / 5));
-  q = fmadd(q, t2, set1(1.0f / 3));
-  q = fmadd(q, t2, one);
-  return fmadd(e, set1(kLn2), mul(add(t, t), q));
-}
-
-// Natural log of finite positive lanes (see kLn2 above); other lanes are unspecified.
-inline VF log(VF x) {
+// x = 2^e m with m in [0.75, 1.5), for log below.
+inline void log_split(VF x, VF* m_out, VF* e_out) {
   __m512 m = _mm512_maskz_getmant_ps(kAll, x.v, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src);
   __m512 e = _mm512_maskz_getexp_ps(kAll, x.v);
   const Mask big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.5f), _CMP_GE_OQ);
-  m = _mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f));
-  e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0f));
-  return log_from_mantissa({m}, {e});
+  *m_out = {_mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f))};
+  *e_out = {_mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0f))};
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -352,24 +339,10 @@ inline VF exp(VF x) {
   return {ymm::exp(x.lo), ymm::exp(x.hi)};
 }
 
-inline VF log_from_mantissa(VF m, VF e) {
-  const VF one = set1(1.0f);
-  const VF t = div(sub(m, one), add(m, one));
-  const VF t2 = mul(t, t);
-  VF q = set1(1.0f / 9);
-  q = fmadd(q, t2, set1(1.0f / 7));
-  q = fmadd(q, t2, set1(1.0f / 5));
-  q = fmadd(q, t2, set1(1.0f / 3));
-  q = fmadd(q, t2, one);
-  return fmadd(e, set1(kLn2), mul(add(t, t), q));
-}
-
-// Natural log of positive normal lanes (see kLn2 above); other lanes are unspecified.
-inline VF log(VF x) {
-  VF m, e;
-  ymm::split(x.lo, &m.lo, &e.lo);
-  ymm::split(x.hi, &m.hi, &e.hi);
-  return log_from_mantissa(m, e);
+// x = 2^e m with m in [0.75, 1.5), for positive normal lanes (log's contract here).
+inline void log_split(VF x, VF* m, VF* e) {
+  ymm::split(x.lo, &m->lo, &e->lo);
+  ymm::split(x.hi, &m->hi, &e->hi);
 }
 
 #else  // portable: 16-lane loops, auto-vectorised for the baseline instruction set
@@ -482,7 +455,24 @@ inline VF exp(VF x) {
   return out;
 }
 
-inline VF log_from_mantissa(VF m, VF e) {
+// x = 2^e m with m in [0.75, 1.5).
+inline void log_split(VF x, VF* m, VF* e) {
+  for (int l = 0; l < kLanes; ++l) {
+    int ex = 0;
+    float mant = std::frexp(x.v[l], &ex);  // [0.5, 1)
+    if (mant < 0.75f) mant *= 2.0f, ex -= 1;
+    m->v[l] = mant;
+    e->v[l] = static_cast<float>(ex);
+  }
+}
+
+#endif
+
+// Natural log of finite positive normal lanes (see kLn2 above); other lanes are
+// unspecified. One formula on every path: only the exponent/mantissa split differs.
+inline VF log(VF x) {
+  VF m, e;
+  log_split(x, &m, &e);
   const VF one = set1(1.0f);
   const VF t = div(sub(m, one), add(m, one));
   const VF t2 = mul(t, t);
@@ -493,20 +483,6 @@ inline VF log_from_mantissa(VF m, VF e) {
   q = fmadd(q, t2, one);
   return fmadd(e, set1(kLn2), mul(add(t, t), q));
 }
-
-inline VF log(VF x) {
-  VF m, e;
-  for (int l = 0; l < kLanes; ++l) {
-    int ex = 0;
-    float mant = std::frexp(x.v[l], &ex);  // [0.5, 1)
-    if (mant < 0.75f) mant *= 2.0f, ex -= 1;
-    m.v[l] = mant;
-    e.v[l] = static_cast<float>(ex);
-  }
-  return log_from_mantissa(m, e);
-}
-
-#endif
 
 // Horizontal helpers over a whole contiguous array, fixed order.
 inline float sum(const float* x, int n) {
