@@ -4,12 +4,10 @@
 
 namespace attnfc::kernels {
 
-// fp-contract=off: the product is rounded before the add, as in the kernel (and as in a
-// separate dropout followed by an add).
-[[gnu::optimize("fp-contract=off")]] void dropout_forward_reference(const float* x,
-                                                                    const float* residual, float* y,
-                                                                    int64_t n, uint64_t seed,
-                                                                    float p) {
+// The product is rounded before the add (the build has -ffp-contract=off), as in the kernel (and as
+// in a separate dropout followed by an add).
+void dropout_forward_reference(const float* x, const float* residual, float* y, int64_t n,
+                               uint64_t seed, float p) {
   const float inv_keep = 1.0f / (1.0f - p);
   for (int64_t i = 0; i < n; ++i) {
     const bool keep = random_uniform(seed, static_cast<uint64_t>(i)) >= p;
@@ -18,9 +16,7 @@ namespace attnfc::kernels {
   }
 }
 
-[[gnu::optimize("fp-contract=off")]] void dropout_backward_reference(const float* dy, float* dx,
-                                                                     int64_t n, uint64_t seed,
-                                                                     float p) {
+void dropout_backward_reference(const float* dy, float* dx, int64_t n, uint64_t seed, float p) {
   const float inv_keep = 1.0f / (1.0f - p);
   for (int64_t i = 0; i < n; ++i) {
     if (random_uniform(seed, static_cast<uint64_t>(i)) >= p) dx[i] += dy[i] * inv_keep;

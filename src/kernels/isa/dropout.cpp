@@ -121,18 +121,16 @@ constexpr bool kVector = false;
 #endif
 
 // One element at a time, rounding the product before the add as the vector path does
-// (no FMA contraction), so every element has the same bits whichever path computed it.
-[[gnu::optimize("fp-contract=off")]] void forward_tail(const Mask& m, const float* x,
-                                                       const float* r, float* y, int64_t b,
-                                                       int64_t e) {
+// (the build has -ffp-contract=off), so every element has the same bits whichever path
+// computed it.
+void forward_tail(const Mask& m, const float* x, const float* r, float* y, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) {
     const float d = m.keep(i) ? x[i] * m.inv_keep : 0.0f;
     y[i] = r ? r[i] + d : d;
   }
 }
 
-[[gnu::optimize("fp-contract=off")]] void backward_tail(const Mask& m, const float* dy, float* dx,
-                                                        int64_t b, int64_t e) {
+void backward_tail(const Mask& m, const float* dy, float* dx, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) {
     if (m.keep(i)) dx[i] += dy[i] * m.inv_keep;
   }
