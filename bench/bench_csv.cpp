@@ -6,6 +6,8 @@
 //   "load_series" the whole path train/predict use: tokenize, timestamps,
 //                 from_chars numbers, strictly-increasing check, frequency, gaps.
 // The reference is a plain getline + strtod reader measured in the same process.
+// "tokenize ..., <path> scan" forces each vector field scan this CPU runs, against the
+// scalar scan in the same process (alternating rounds, CPU time).
 // Each case is reported twice: by wall clock (the convention) and by this
 // thread's CPU time, which stays meaningful when other jobs share the cores.
 #include <time.h>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/data/csv_scan.hpp"
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/time.hpp"
@@ -85,6 +88,34 @@ Timing time_both(F&& f, double budget, int reps) {
   return {wall, bench::median(cpu)};
 }
 
+// CsvTable::parse with each vector scan path, against the scalar one, alternating.
+void bench_scan_paths(const bench::Options& opt, const std::string& text,
+                      const std::string& shape) {
+  using detail::ScanPath;
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  const ScanPath saved = detail::scan_path();
+  volatile size_t sink = 0;
+  auto parse = [&] { sink = CsvTable::parse(text, "bench.csv").num_rows(); };
+  for (ScanPath p : {ScanPath::Avx2, ScanPath::Avx512}) {
+    if (!detail::scan_path_supported(p)) continue;
+    const std::string name =
+        "tokenize " + shape + ", " + (p == ScanPath::Avx2 ? "avx2" : "avx512") + " scan";
+    if (!bench::selected(opt, name)) continue;
+    std::vector<double> ours, scalar;
+    for (int round = 0; round < 4; ++round) {
+      for (int side = 0; side < 2; ++side) {
+        const bool vector_side = (side + round) % 2 == 0;
+        detail::set_scan_path(vector_side ? p : ScanPath::Scalar);
+        (vector_side ? ours : scalar).push_back(time_both(parse, opt.min_seconds / 4, 3).cpu);
+      }
+    }
+    bench::emit("csv", name, "MB/s per CPU-second", mb / bench::median(ours), "scalar scan",
+                mb / bench::median(scalar));
+  }
+  detail::set_scan_path(saved);
+  (void)sink;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,6 +147,7 @@ int main(int argc, char** argv) {
     bench::emit("csv", load_case, "MB/s per CPU-second", mb / t.cpu, "getline+strtod",
                 mb / naive.cpu);
   }
+  bench_scan_paths(opt, text, shape);
   (void)sink;
   return 0;
 }

@@ -1,6 +1,9 @@
 // GEMM throughput (GFLOP/s) for NN, NT and TN on square and model shapes, next to
 // OpenBLAS's cblas_sgemm measured in the same process. OpenBLAS is loaded with dlopen
 // so that building attnfc never depends on it; without it the ratio is skipped.
+// --ref-isa PATH replaces OpenBLAS by attnfc itself on another kernel path (say
+// portable), timed in the same process in alternating rounds: a reference for
+// before/after comparisons on a shared machine.
 #include <dlfcn.h>
 
 #include <chrono>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "attnfc/kernels/gemm.hpp"
+#include "attnfc/kernels/isa.hpp"
 #include "bench_util.hpp"
 
 namespace {
@@ -55,6 +59,55 @@ struct OpenBlas {
   }
 };
 
+// What "theirs" is: OpenBLAS, attnfc on another kernel path, or nothing.
+struct Reference {
+  const char* name = nullptr;  // null: no reference
+  const OpenBlas* blas = nullptr;
+  attnfc::kernels::Isa isa{};  // when blas is null
+
+  // Median seconds of f() with the reference's kernel path active.
+  template <class F>
+  double time(F&& f, double budget) const {
+    if (blas) return bench::time_median(f, budget);
+    const attnfc::kernels::Isa ours = attnfc::kernels::active_isa();
+    attnfc::kernels::set_isa(isa);
+    const double t = bench::time_median(f, budget);
+    attnfc::kernels::set_isa(ours);
+    return t;
+  }
+  void gemm(bool tA, bool tB, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+            float* C, int ldc) const {
+    if (blas) {
+      blas->sgemm(101, tA ? 112 : 111, tB ? 112 : 111, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    } else {
+      attnfc::kernels::gemm(tA, tB, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    }
+  }
+};
+
+Reference choose_reference(const bench::Options& opt, OpenBlas& blas) {
+  Reference ref;
+  if (!opt.ref_isa.empty()) {
+    const auto isa = attnfc::kernels::isa_from_name(opt.ref_isa);
+    if (!isa || !attnfc::kernels::isa_supported(*isa)) {
+      std::fprintf(stderr, "bench_gemm: --ref-isa '%s' is not a path this cpu runs\n",
+                   opt.ref_isa.c_str());
+      std::exit(2);
+    }
+    ref.isa = *isa;
+    ref.name = attnfc::kernels::isa_name(*isa);
+    return ref;
+  }
+  if (!blas.load()) {
+    std::fprintf(stderr, "bench_gemm: libopenblas.so.0 not found; OpenBLAS ratio skipped\n");
+    return ref;
+  }
+  if (blas.set_threads) blas.set_threads(opt.threads);
+  ref.blas = &blas;
+  ref.name = "openblas";
+  return ref;
+}
+
 struct Shape {
   int M, N, K;
   const char* only_mode = nullptr;  // null: NN, NT and TN
@@ -66,9 +119,35 @@ void let_threads_settle() {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
+// The two sides alternate in short rounds, the order swapped every round, so that a
+// change of load on a shared machine hits both about equally (one long block each let a
+// neighbour's burst land on one side only). Each side's figure is the median over its
+// rounds. Whichever runs first on fresh buffers pays for their first touch; the first
+// order alternates from case to case (case_index).
+template <class Ours, class Theirs>
+void time_rounds(const Reference& ref, Ours&& run_ours, Theirs&& run_theirs, double budget,
+                 int case_index, double& ours, double& theirs) {
+  constexpr int kRounds = 4;
+  std::vector<double> ours_t, theirs_t;
+  for (int r = 0; r < kRounds; ++r) {
+    if ((r + case_index) % 2 == 0) {
+      ours_t.push_back(bench::time_median(run_ours, budget / kRounds));
+      let_threads_settle();
+      theirs_t.push_back(ref.time(run_theirs, budget / kRounds));
+    } else {
+      theirs_t.push_back(ref.time(run_theirs, budget / kRounds));
+      let_threads_settle();
+      ours_t.push_back(bench::time_median(run_ours, budget / kRounds));
+    }
+    let_threads_settle();
+  }
+  ours = bench::median(ours_t);
+  theirs = bench::median(theirs_t);
+}
+
 // Attention-sized batches: 1024 independent NT products of 64x64x32 (S = Q K^T per
 // head and tile). OpenBLAS has no batched call, so its reference is a loop.
-void bench_batched(const bench::Options& opt, const OpenBlas* blas) {
+void bench_batched(const bench::Options& opt, const Reference& ref) {
   const int M = 64, N = 64, K = 32, batch = 1024;
   const std::string name = "batched NT 1024x(64x64x32)";
   if (!bench::selected(opt, name)) return;
@@ -77,27 +156,25 @@ void bench_batched(const bench::Options& opt, const OpenBlas* blas) {
   bench::fill_random(A.data(), A.size(), 3);
   bench::fill_random(B.data(), B.size(), 4);
   const double flops = 2.0 * M * N * K * batch;
-  const double ours = bench::time_median(
-      [&] {
-        attnfc::kernels::gemm_strided_batched(false, true, M, N, K, 1.0f, A.data(), K, M * K,
-                                              B.data(), K, N * K, 0.0f, C.data(), N, M * N, batch);
-      },
-      opt.min_seconds);
-  if (!blas) {
-    bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9);
+  auto run_ours = [&] {
+    attnfc::kernels::gemm_strided_batched(false, true, M, N, K, 1.0f, A.data(), K, M * K, B.data(),
+                                          K, N * K, 0.0f, C.data(), N, M * N, batch);
+  };
+  if (!ref.name) {
+    bench::emit("gemm", name, "GFLOP/s",
+                flops / bench::time_median(run_ours, opt.min_seconds) * 1e-9);
     return;
   }
-  let_threads_settle();
-  const double theirs = bench::time_median(
-      [&] {
-        for (int b = 0; b < batch; ++b) {
-          blas->sgemm(101, 111, 112, M, N, K, 1.0f, A.data() + b * M * K, K, B.data() + b * N * K,
-                      K, 0.0f, C.data() + b * M * N, N);
-        }
-      },
-      opt.min_seconds);
-  let_threads_settle();
-  bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, "openblas", flops / theirs * 1e-9);
+  auto run_theirs = [&] {
+    if (!ref.blas) return run_ours();  // attnfc's batched call on the reference path
+    for (int b = 0; b < batch; ++b) {
+      ref.gemm(false, true, M, N, K, A.data() + b * M * K, K, B.data() + b * N * K, K,
+               C.data() + b * M * N, N);
+    }
+  };
+  double ours = 0, theirs = 0;
+  time_rounds(ref, run_ours, run_theirs, opt.min_seconds, 0, ours, theirs);
+  bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, ref.name, flops / theirs * 1e-9);
 }
 
 }  // namespace
@@ -105,12 +182,10 @@ void bench_batched(const bench::Options& opt, const OpenBlas* blas) {
 int main(int argc, char** argv) {
   const bench::Options opt = bench::parse_args(argc, argv);
   OpenBlas blas;
-  const bool have_blas = blas.load();
-  if (!have_blas) {
-    std::fprintf(stderr, "bench_gemm: libopenblas.so.0 not found; OpenBLAS ratio skipped\n");
-  } else if (blas.set_threads) {
-    blas.set_threads(opt.threads);
-  }
+  const Reference ref = choose_reference(opt, blas);
+  std::fprintf(stderr, "bench_gemm: kernels %s, reference %s\n",
+               attnfc::kernels::isa_name(attnfc::kernels::active_isa()),
+               ref.name ? ref.name : "none");
 
   const Shape shapes[] = {{512, 512, 512},
                           {1024, 1024, 1024},
@@ -142,39 +217,19 @@ int main(int argc, char** argv) {
         attnfc::kernels::gemm(tA, tB, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f,
                               C.data(), ldc);
       };
-      if (!have_blas) {
+      if (!ref.name) {
         const double ours = bench::time_median(run_ours, opt.min_seconds);
         bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9);
         continue;
       }
       auto run_theirs = [&] {
-        blas.sgemm(101, tA ? 112 : 111, tB ? 112 : 111, s.M, s.N, s.K, 1.0f, A.data(), lda,
-                   B.data(), ldb, 0.0f, C.data(), ldc);
+        ref.gemm(tA, tB, s.M, s.N, s.K, A.data(), lda, B.data(), ldb, C.data(), ldc);
       };
-      // The libraries alternate in short rounds, the order swapped every round, so that
-      // a change of load on a shared machine hits both about equally (one long block
-      // each let a neighbour's burst land on one library only). Each library's figure
-      // is the median over its rounds. Whichever runs first on fresh buffers pays for
-      // their first touch; the first order alternates from case to case.
-      constexpr int kRounds = 4;
-      std::vector<double> ours_t, theirs_t;
-      for (int r = 0; r < kRounds; ++r) {
-        if ((r + case_index) % 2 == 0) {
-          ours_t.push_back(bench::time_median(run_ours, opt.min_seconds / kRounds));
-          let_threads_settle();
-          theirs_t.push_back(bench::time_median(run_theirs, opt.min_seconds / kRounds));
-        } else {
-          theirs_t.push_back(bench::time_median(run_theirs, opt.min_seconds / kRounds));
-          let_threads_settle();
-          ours_t.push_back(bench::time_median(run_ours, opt.min_seconds / kRounds));
-        }
-        let_threads_settle();
-      }
-      ++case_index;
-      const double ours = bench::median(ours_t), theirs = bench::median(theirs_t);
-      bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, "openblas", flops / theirs * 1e-9);
+      double ours = 0, theirs = 0;
+      time_rounds(ref, run_ours, run_theirs, opt.min_seconds, case_index++, ours, theirs);
+      bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, ref.name, flops / theirs * 1e-9);
     }
   }
-  bench_batched(opt, have_blas ? &blas : nullptr);
+  bench_batched(opt, ref);
   return 0;
 }

@@ -5,6 +5,7 @@
 //   {"bench":"gemm","case":"NT 4096x384x128","metric":"GFLOP/s","value":123.4,
 //    "ref":"openblas","ref_value":130.2}
 #include <omp.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,11 +25,17 @@ struct Options {
   int threads = 0;            // 0: the kernels' default (physical cores)
   double min_seconds = 0.25;  // time budget per measured quantity
   std::string filter;         // only cases whose name contains this
+  std::string ref_isa;        // bench_gemm: also time attnfc on this kernel path, in process
 };
+
+// --cpu-time: time by the process's CPU clock instead of the wall clock. At one thread
+// it leaves out the time the process waits for a core on a shared machine.
+inline bool g_cpu_clock = false;
 
 inline void usage(const char* prog) {
   std::fprintf(stderr,
-               "usage: %s [--threads N] [--min-time SECONDS] [--filter SUBSTRING]\n"
+               "usage: %s [--threads N] [--min-time SECONDS] [--filter SUBSTRING] [--ref-isa PATH] "
+               "[--cpu-time]\n"
                "Prints one JSON object per measured quantity to stdout.\n",
                prog);
 }
@@ -50,6 +57,10 @@ inline Options parse_args(int argc, char** argv) {
       o.min_seconds = std::atof(argv[++i]);
     } else if (a == "--filter" && has_value) {
       o.filter = argv[++i];
+    } else if (a == "--cpu-time") {
+      g_cpu_clock = true;
+    } else if (a == "--ref-isa" && has_value) {
+      o.ref_isa = argv[++i];
     } else if (a == "--help" || a == "-h") {
       usage(argv[0]);
       std::exit(0);
@@ -69,6 +80,11 @@ inline bool selected(const Options& o, const std::string& name) {
 }
 
 inline double now_seconds() {
+  if (g_cpu_clock) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }

@@ -10,6 +10,8 @@
 // GCC 12's lane-shuffle intrinsics expand through _mm512_undefined_ps(), which
 // -Wmaybe-uninitialized misreports once they are inlined here (false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#elif defined(__AVX2__)
+#include <immintrin.h>
 #endif
 
 #include "gemm_internal.hpp"
@@ -73,6 +75,66 @@ void gather_transpose16(const float* src, long ld, int rows, int kc, int lanes, 
     }
   }
 }
+#elif defined(__AVX2__)
+// In-register transpose of 8 rows of 8 floats: after it, r[c] holds column c.
+inline void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  // u[4q + j] holds columns j and j+4 (one per 128-bit half) of rows 4q..4q+3.
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    r[j + 4] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+  }
+}
+
+// Lanes [0, n) set.
+inline __m256i lane_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// dst[k * stride + r] = src[r * ld + k] for r < lanes <= 8 (rows beyond `rows` are
+// zero), 8 k at a time through transpose8 with masked edges.
+void gather_transpose8(const float* src, long ld, int rows, int kc, int lanes, int stride,
+                       float* dst) {
+  const __m256i out_mask = lane_mask8(lanes);
+  for (int k0 = 0; k0 < kc; k0 += 8) {
+    const int kn = std::min(8, kc - k0);
+    const __m256i in_mask = lane_mask8(kn);
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      if (i >= rows) {
+        r[i] = _mm256_setzero_ps();
+      } else {
+        const float* s = src + i * ld + k0;
+        r[i] = kn == 8 ? _mm256_loadu_ps(s) : _mm256_maskload_ps(s, in_mask);
+      }
+    }
+    transpose8(r);
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+      float* d = dst + static_cast<long>(k0 + t) * stride;
+      if (t >= kn) break;
+      if (lanes == 8) {
+        _mm256_storeu_ps(d, r[t]);
+      } else {
+        _mm256_maskstore_ps(d, out_mask, r[t]);
+      }
+    }
+  }
+}
 #endif
 
 // Gathers a rows x kc block whose rows are strided by ld and whose k is contiguous
@@ -85,6 +147,12 @@ void gather_transpose(const float* src, long ld, int rows, int kc, int width, fl
     const int valid = std::max(0, std::min(16, rows - r0));
     gather_transpose16(valid ? src + r0 * ld : src, ld, valid, kc, std::min(16, width - r0), width,
                        dst + r0);
+  }
+#elif defined(__AVX2__)
+  for (int r0 = 0; r0 < width; r0 += 8) {
+    const int valid = std::max(0, std::min(8, rows - r0));
+    gather_transpose8(valid ? src + r0 * ld : src, ld, valid, kc, std::min(8, width - r0), width,
+                      dst + r0);
   }
 #else
   int k = 0;
