@@ -91,14 +91,21 @@ int main(int argc, char** argv) {
     const int64_t T = s.length + s.horizon;
     std::vector<float> window(static_cast<size_t>(s.batch * T));
     bench::fill_random(window.data(), window.size(), 7);
+    // One sample layout (base/sample.hpp), filled once: the step times the model alone.
+    SampleBuffers samples(s.batch, s.length, s.horizon, 1);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      std::copy_n(&window[b * T], s.length, &samples.context_values[b * s.length]);
+      std::copy_n(&window[b * T + s.length], s.horizon, &samples.target_values[b * s.horizon]);
+    }
+    std::fill(samples.context_observed.begin(), samples.context_observed.end(), 1);
+    std::fill(samples.target_observed.begin(), samples.target_observed.end(), 1);
     ag::Graph graph;
     uint64_t step = 0;
     auto train_step = [&] {
       graph.reset();
       ag::GraphScope scope(graph);
       params.zero_grad();
-      const ag::Tensor loss = m.loss(ag::from_data({s.batch, T}, window.data()), {},
-                                     model::ForwardOptions{true, step++});
+      const ag::Tensor loss = m.loss(samples.view(s.batch), model::ForwardOptions{true, step++});
       graph.backward(loss);
       adam.step(1e-4f);
     };

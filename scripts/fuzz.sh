@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# make fuzz: libFuzzer on the CSV reader and series loader (fuzz/fuzz_csv.cpp),
-# built with Debian's clang and -fsanitize=fuzzer,address,undefined.
+# make fuzz: libFuzzer on the three readers of untrusted files, each built with Debian's
+# clang and -fsanitize=fuzzer,address,undefined:
+#   fuzz_csv         the CSV reader and series loader            (fuzz/fuzz_csv.cpp)
+#   fuzz_checkpoint  safetensors + the checkpoint checks          (fuzz/fuzz_checkpoint.cpp)
+#   fuzz_config      parse_json_bounded + the run config reader   (fuzz/fuzz_config.cpp)
 #
-#   scripts/fuzz.sh                 # 5 minutes
-#   FUZZ_SECONDS=60 scripts/fuzz.sh
+#   scripts/fuzz.sh                                  # 5 minutes per target
+#   FUZZ_SECONDS=60 scripts/fuzz.sh                  # CI
+#   FUZZ_TARGETS="checkpoint config" scripts/fuzz.sh # some of them
 #
-# The seed corpus is written to build-fuzz/corpus (heads of the bundled
-# datasets plus tricky hand-made files); findings go to build-fuzz/findings.
-# Exit status is libFuzzer's: 0 when nothing was found.
+# Seed corpora are written to build-fuzz/corpus-<target>: heads of the bundled datasets
+# and tricky hand-made CSVs; configs/*.json; micro checkpoints in attnfc's format
+# (fuzz/make_checkpoint_seeds.cpp) plus any run's model.safetensors under 64 KB.
+# Findings go to build-fuzz/findings-<target>. Exit status: 0 when nothing was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-300}
 out=${FUZZ_BUILD:-build-fuzz}
+targets=${FUZZ_TARGETS:-csv checkpoint config}
 
 cxx=""
 for c in clang++ clang++-16 clang++-15 clang++-14; do
@@ -23,21 +29,68 @@ if [[ -z "$cxx" ]]; then
   exit 2
 fi
 
-mkdir -p "$out/corpus" "$out/findings"
-echo "fuzz.sh: building $out/fuzz_csv with $cxx"
-"$cxx" -std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -Iinclude \
-  fuzz/fuzz_csv.cpp src/data/*.cpp src/base/error.cpp -o "$out/fuzz_csv"
+flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined -Iinclude
+       -DATTNFC_VERSION='"fuzz"')
+base_srcs=(src/base/error.cpp src/base/json_parse.cpp src/base/json_config.cpp
+           src/base/input_file.cpp src/base/safetensors.cpp src/base/atomic_file.cpp)
+model_srcs=(src/model/model_config.cpp src/model/checkpoint_read.cpp)
 
-# Seeds: the first byte of each file selects delimiter and options (see fuzz_csv.cpp).
-for f in datasets/*.csv; do
-  { printf '\x00'; head -c 1500 "$f"; } > "$out/corpus/seed-$(basename "$f")"
+build() {  # build <target> <sources...>
+  local name=$1; shift
+  echo "fuzz.sh: building $out/fuzz_$name with $cxx"
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$@" -o "$out/fuzz_$name"
+}
+
+seed_csv() {
+  local dir=$1
+  # The first byte of each file selects delimiter and options (see fuzz_csv.cpp).
+  for f in datasets/*.csv; do
+    { printf '\x00'; head -c 1500 "$f"; } > "$dir/seed-$(basename "$f")"
+  done
+  printf '\x80date,v\n2020-01-01,1\n2020-01-02,NA\n2020-01-04,"3"\n' > "$dir/seed-na"
+  printf '\x05"a;b";c\r\n"2020-01-01";"x""y"\r\n' > "$dir/seed-quotes"
+  printf '\x00year,month,day,hour,v\n2010,1,1,0,1\n2010,1,1,1,2\n' > "$dir/seed-composite"
+  printf '\x20Month,v\n1949-01,1\n1949-02,2\n1949-04,3' > "$dir/seed-months"
+}
+
+seed_checkpoint() {
+  local dir=$1
+  "$cxx" -std=c++20 -O1 -Iinclude -DATTNFC_VERSION='"fuzz"' fuzz/make_checkpoint_seeds.cpp \
+    "${base_srcs[@]}" "${model_srcs[@]}" -o "$out/make_checkpoint_seeds"
+  "$out/make_checkpoint_seeds" "$dir"
+  find runs -name 'model.safetensors' -size -64k 2>/dev/null | head -5 | while read -r f; do
+    cp "$f" "$dir/seed-run-$(echo "$f" | tr '/' '_')"
+  done
+}
+
+seed_config() {
+  local dir=$1
+  for f in configs/*.json; do cp "$f" "$dir/seed-$(basename "$f")"; done
+  printf '{"model": {"d_model": 64, "d_model": 65}}' > "$dir/seed-duplicate"
+  printf '{"train": {"lr": 1e999}}' > "$dir/seed-overflow"
+}
+
+mkdir -p "$out"
+status=0
+for t in $targets; do
+  mkdir -p "$out/corpus-$t" "$out/findings-$t"
+  case $t in
+    csv)
+      build csv fuzz/fuzz_csv.cpp src/data/*.cpp src/base/error.cpp
+      seed_csv "$out/corpus-$t"; extra=(-dict=fuzz/csv.dict -max_len=4096) ;;
+    checkpoint)
+      build checkpoint fuzz/fuzz_checkpoint.cpp "${base_srcs[@]}" "${model_srcs[@]}"
+      seed_checkpoint "$out/corpus-$t"; extra=(-max_len=16384) ;;
+    config)
+      build config fuzz/fuzz_config.cpp src/train/run_config.cpp src/data/*.cpp \
+        "${base_srcs[@]}" "${model_srcs[@]}"
+      seed_config "$out/corpus-$t"; extra=(-dict=fuzz/json.dict -max_len=8192) ;;
+    *) echo "fuzz.sh: unknown target '$t' (expected csv, checkpoint or config)" >&2; exit 2 ;;
+  esac
+  echo "fuzz.sh: running fuzz_$t for ${seconds}s (findings, if any, in $out/findings-$t)"
+  if ! "$out/fuzz_$t" "$out/corpus-$t" "${extra[@]}" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -artifact_prefix="$out/findings-$t/" -print_final_stats=1; then
+    status=1
+  fi
 done
-printf '\x80date,v\n2020-01-01,1\n2020-01-02,NA\n2020-01-04,"3"\n' > "$out/corpus/seed-na"
-printf '\x05"a;b";c\r\n"2020-01-01";"x""y"\r\n' > "$out/corpus/seed-quotes"
-printf '\x00year,month,day,hour,v\n2010,1,1,0,1\n2010,1,1,1,2\n' > "$out/corpus/seed-composite"
-printf '\x20Month,v\n1949-01,1\n1949-02,2\n1949-04,3' > "$out/corpus/seed-months"
-
-echo "fuzz.sh: running for ${seconds}s (findings, if any, in $out/findings)"
-"$out/fuzz_csv" "$out/corpus" -dict=fuzz/csv.dict -max_total_time="$seconds" -max_len=4096 \
-  -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/findings/" -print_final_stats=1
+exit $status

@@ -2,20 +2,20 @@
 // loading with line:column errors.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "attnfc/base/error.hpp"
-#include "attnfc/model/config.hpp"
+#include "attnfc/base/input_file.hpp"
+#include "attnfc/base/json_config.hpp"
 
-namespace attnfc::model {
+namespace attnfc {
 namespace {
 
 std::string type_name(const nlohmann::json& v) {
-  if (v.is_number_integer()) return "an integer (" + v.dump() + ")";
-  if (v.is_number()) return "a number (" + v.dump() + ")";
-  if (v.is_string()) return "a string (" + v.dump() + ")";
+  if (v.is_number_integer()) return "an integer (" + json_excerpt(v) + ")";
+  if (v.is_number()) return "a number (" + json_excerpt(v) + ")";
+  if (v.is_string()) return "a string (" + json_excerpt(v) + ")";
   if (v.is_boolean()) return std::string("a boolean (") + v.dump() + ")";
   if (v.is_null()) return "null";
   if (v.is_array()) return "an array";
@@ -60,31 +60,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best_distance <= limit ? best : std::string();
 }
 
-nlohmann::json load_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open config file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // byte is 1-based and points just past the offending character.
-    const size_t byte = e.byte == 0 ? 0 : std::min<size_t>(e.byte - 1, text.size());
-    long line = 1, column = 1;
-    for (size_t i = 0; i < byte; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    const auto colon = what.find("parse error");
-    if (colon != std::string::npos) what = what.substr(colon);
-    throw InputError(locate(path, line, column, "invalid JSON: " + what));
-  }
+nlohmann::json load_json_file(const std::string& path, const JsonLimits& limits) {
+  const std::string text = read_input_file(path, limits.max_bytes, "config file");
+  return parse_json_bounded(text, path, limits);
 }
 
 ConfigSection::ConfigSection(const nlohmann::json& object, std::string path)
@@ -188,8 +166,9 @@ std::string ConfigSection::get_choice(const std::string& key, const std::string&
   const std::string s = v->get<std::string>();
   if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;
   const std::string hint = closest_match(s, allowed);
-  throw InputError("config key '" + key_path(key) + "': found \"" + s + "\", expected one of " +
-                   list + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+  throw InputError("config key '" + key_path(key) + "': found " + json_excerpt(*v) +
+                   ", expected one of " + list +
+                   (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
 }
 
 std::vector<std::string> ConfigSection::get_string_list(const std::string& key,
@@ -232,8 +211,11 @@ void ConfigSection::finish() const {
   const std::vector<std::string> known(known_.begin(), known_.end());
   for (const auto& item : object_.items()) {
     if (known_.count(item.key())) continue;
-    const std::string hint = closest_match(item.key(), known);
-    std::string msg = "unknown config key '" + key_path(item.key()) + "'";
+    // A typo is short; a long key gets neither a suggestion nor a full echo.
+    const bool long_key = item.key().size() > 80;
+    const std::string hint = long_key ? std::string() : closest_match(item.key(), known);
+    std::string msg = "unknown config key '" +
+                      key_path(long_key ? item.key().substr(0, 60) + "..." : item.key()) + "'";
     if (!hint.empty()) {
       msg += " (did you mean '" + key_path(hint) + "'?)";
     } else {
@@ -245,4 +227,4 @@ void ConfigSection::finish() const {
   }
 }
 
-}  // namespace attnfc::model
+}  // namespace attnfc

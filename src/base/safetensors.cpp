@@ -1,25 +1,28 @@
 // safetensors writer and validating reader (F32).
-#include "attnfc/model/safetensors.hpp"
+#include "attnfc/base/safetensors.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
+#include <functional>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
+#include "attnfc/base/json_parse.hpp"
 
-namespace attnfc::model::safetensors {
+namespace attnfc::safetensors {
 namespace {
 
 // The safetensors project refuses headers above 100 MB; so do we (a corrupt
 // length must not make us allocate gigabytes).
 constexpr uint64_t kMaxHeader = 100'000'000;
+// attnfc's tensors have at most 2 dimensions; the format allows more, not thousands.
+constexpr size_t kMaxDims = 8;
 
 void put_u64_le(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
@@ -69,8 +72,31 @@ int dtype_size(const std::string& dtype) {
 
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size() && i < kMaxDims; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() > kMaxDims) s += ", ... (" + std::to_string(shape.size()) + " dimensions)";
   return s + "]";
+}
+
+// Element count of a header shape, refusing negative or non-integer dimensions,
+// more than kMaxDims of them and any product that would wrap around 2^64.
+uint64_t checked_numel(const nlohmann::json& shape, const std::string& where,
+                       std::vector<int64_t>& dims,
+                       const std::function<InputError(const std::string&)>& fail) {
+  if (!shape.is_array()) throw fail(where + "shape is not an array");
+  if (shape.size() > kMaxDims)
+    throw fail(where + "shape has " + std::to_string(shape.size()) +
+               " dimensions, expected at most " + std::to_string(kMaxDims));
+  uint64_t numel = 1;
+  for (const auto& d : shape) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t{INT64_MAX})
+      throw fail(where + "shape has an invalid dimension " + json_excerpt(d) +
+                 ", expected a non-negative integer");
+    dims.push_back(d.get<int64_t>());
+    if (__builtin_mul_overflow(numel, d.get<uint64_t>(), &numel))
+      throw fail(where + "shape " + json_excerpt(shape) + " has more than 2^64 elements");
+  }
+  return numel;
 }
 
 }  // namespace
@@ -142,12 +168,9 @@ File parse(std::string_view bytes, const std::string& source) {
   if (header_text.empty() || header_text.front() != '{') {
     throw fail("the header does not start with a JSON object '{'");
   }
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw fail(std::string("header JSON: ") + e.what());
-  }
+  // Bounded parse: depth, duplicate tensor names and number range (messages name the key).
+  const nlohmann::json header =
+      parse_json_bounded(header_text, source + ": header JSON", {kMaxHeader, 64});
   if (!header.is_object()) throw fail("the header is not a JSON object");
   const std::string_view buffer = bytes.substr(8 + n);
 
@@ -170,7 +193,8 @@ File parse(std::string_view bytes, const std::string& source) {
       }
       continue;
     }
-    const std::string where = "tensor '" + name + "': ";
+    const std::string where =
+        "tensor '" + (name.size() > 200 ? name.substr(0, 200) + "..." : name) + "': ";
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
         !e.contains("data_offsets")) {
       throw fail(where + "expected an object with dtype, shape and data_offsets");
@@ -179,21 +203,18 @@ File parse(std::string_view bytes, const std::string& source) {
     const auto& shape = e["shape"];
     const auto& offsets = e["data_offsets"];
     if (!dtype.is_string()) throw fail(where + "dtype is not a string");
+    if (dtype.get_ref<const std::string&>().size() > 16)
+      throw fail(where + "unknown dtype " + json_excerpt(dtype, 16));
     TensorData t;
     t.name = name;
     t.dtype = dtype.get<std::string>();
     const int elem = dtype_size(t.dtype);
     if (elem == 0) throw fail(where + "unknown dtype \"" + t.dtype + "\"");
-    if (!shape.is_array()) throw fail(where + "shape is not an array");
-    uint64_t numel = 1;
-    for (const auto& d : shape) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (1ull << 40)) {
-        throw fail(where + "shape has an invalid dimension " + d.dump());
-      }
-      t.shape.push_back(d.get<int64_t>());
-      numel *= d.get<uint64_t>();
-      if (numel > (1ull << 40)) throw fail(where + "shape is too large");
-    }
+    const uint64_t numel = checked_numel(shape, where, t.shape, fail);
+    uint64_t nbytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(elem), &nbytes))
+      throw fail(where + "shape " + shape_str(t.shape) + " of " + t.dtype +
+                 " needs more than 2^64 bytes");
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned()) {
       throw fail(where + "data_offsets is not a pair of non-negative integers");
@@ -203,10 +224,9 @@ File parse(std::string_view bytes, const std::string& source) {
       throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                  "] lie outside the " + std::to_string(buffer.size()) + "-byte data buffer");
     }
-    if (end - begin != numel * static_cast<uint64_t>(elem)) {
+    if (end - begin != nbytes) {
       throw fail(where + "data_offsets span " + std::to_string(end - begin) + " bytes but shape " +
-                 shape_str(t.shape) + " of " + t.dtype + " needs " +
-                 std::to_string(numel * static_cast<uint64_t>(elem)));
+                 shape_str(t.shape) + " of " + t.dtype + " needs " + std::to_string(nbytes));
     }
     if (t.dtype != "F32") {
       throw InputError(source + ": tensor '" + name + "' has dtype " + t.dtype +
@@ -245,12 +265,27 @@ void write(const std::string& path, const File& file) {
   write_file_atomic(path, serialize(file));
 }
 
-File read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open checkpoint file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path);
+File read(const std::string& path, uint64_t max_bytes) {
+  // The 8-byte length and the start of the header are checked against the file size
+  // before the rest is read: a random or truncated file is refused after 9 bytes.
+  InputFile in(path, "safetensors file");
+  if (in.regular() && in.size() > max_bytes) in.too_large(in.size(), max_bytes);
+  std::string bytes;
+  in.read_into(bytes, 8);
+  if (bytes.size() == 8) {
+    const uint64_t n = get_u64_le(bytes.data());
+    const uint64_t available = in.regular() ? in.size() - 8 : max_bytes;
+    if (n > kMaxHeader || n > available) {
+      throw InputError(path + ": not a valid safetensors file: header length " + std::to_string(n) +
+                       " exceeds the file's " + std::to_string(available) + " remaining bytes");
+    }
+    in.read_into(bytes, 1);
+    if (bytes.size() == 9 && bytes[8] != '{')
+      throw InputError(path + ": not a valid safetensors file: the header does not start " +
+                       "with a JSON object '{'");
+  }
+  in.read_rest(bytes, max_bytes);
+  return parse(bytes, path);
 }
 
-}  // namespace attnfc::model::safetensors
+}  // namespace attnfc::safetensors

@@ -1,7 +1,7 @@
 // Toy attention computations for `attnfc attention demo` (see attention_probe.hpp).
 // Scores come from the GEMM kernel and weights from the masked softmax kernel, the same
 // code paths the model runs, so the demo shows the library's numbers.
-#include "attnfc/nn/attention_probe.hpp"
+#include "attention_probe.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/kernels/softmax.hpp"
 
-namespace attnfc::nn {
+namespace attnfc::cli {
 
 ProbeSeries parse_probe_series(const std::string& name) {
   if (name == "sine") return ProbeSeries::Sine;
@@ -166,32 +166,6 @@ int autocorrelation_peak(const std::vector<double>& acf, double min_value) {
   return best;
 }
 
-int seasonal_period(std::span<const float> x, int max_lag, std::vector<double>* acf_out) {
-  if (acf_out) acf_out->assign(1, 0.0);
-  if (x.size() < 3) return 0;
-  std::vector<float> diff(x.size() - 1);
-  int64_t observed = 0;
-  double level = 0, sum = 0, sum_sq = 0;
-  for (size_t t = 0; t + 1 < x.size(); ++t) {
-    diff[t] = x[t + 1] - x[t];  // NaN when either end is missing
-    if (std::isnan(diff[t])) continue;
-    ++observed;
-    sum += diff[t];
-    sum_sq += static_cast<double>(diff[t]) * diff[t];
-    level = std::max(level, static_cast<double>(std::abs(x[t])));
-  }
-  if (observed < 3) return 0;
-  // Differences that vary by no more than float32 rounding of the level (a straight
-  // line stored as floats) are a constant step: their autocorrelation is rounding noise.
-  const double mean = sum / observed;
-  const double spread = std::sqrt(std::max(0.0, sum_sq / observed - mean * mean));
-  if (spread <= 16 * std::numeric_limits<float>::epsilon() * level) return 0;
-  std::vector<double> acf = autocorrelation(diff, max_lag);
-  const int peak = autocorrelation_peak(acf, 2.0 / std::sqrt(static_cast<double>(observed)));
-  if (acf_out) *acf_out = std::move(acf);
-  return peak;
-}
-
 SeriesAttention series_attention(ProbeSeries kind, double period, int length, bool scaled,
                                  uint64_t seed) {
   if (!(period >= 2.0) || !std::isfinite(period))
@@ -264,4 +238,4 @@ WidthProbe probe_width(int width, int queries, int keys, uint64_t seed) {
   return r;
 }
 
-}  // namespace attnfc::nn
+}  // namespace attnfc::cli

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace attnfc::nn {
+namespace attnfc::cli {
 
 // The toy series a demo head attends over. Each position t is embedded as the 2-D
 // vector e_t = (f(t), f(t + period/4)):
@@ -90,16 +90,8 @@ std::vector<double> autocorrelation(std::span<const float> x, int max_lag);
 // 0 when there is none (e.g. a trend, whose acf only decays).
 int autocorrelation_peak(const std::vector<double>& acf, double min_value = 0.0);
 
-// The seasonal period of a series: the autocorrelation peak of its first differences
-// x[t+1] - x[t] (NaN when either is missing), over lags up to max_lag, ignoring peaks
-// below 2/sqrt(n). Differencing removes level changes and trends, which otherwise make
-// the raw autocorrelation decay so slowly that its peak blurs (ETTh1's oil temperature:
-// raw peak 22 steps at r = 0.941 vs 0.940 at 24; differenced, a clear peak at 24).
-// acf_out, when given, receives the differenced autocorrelation. 0 when there is none.
-int seasonal_period(std::span<const float> x, int max_lag, std::vector<double>* acf_out = nullptr);
-
 // ||J||_F for J = diag(p) - p p^T, the Jacobian of softmax at output p (closed form:
 // sqrt(sum p^2 - 2 sum p^3 + (sum p^2)^2)).
 double softmax_jacobian_norm(const float* p, int n);
 
-}  // namespace attnfc::nn
+}  // namespace attnfc::cli

@@ -1,5 +1,5 @@
 // attnfc attention demo: attention made visible. The numbers come from
-// nn::series_attention and nn::probe_width (src/nn/attention_probe.cpp); this file
+// series_attention and probe_width (src/nn/attention_probe.cpp); this file
 // only formats them.
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attention_probe.hpp"
 #include "attention_report.hpp"
-#include "attnfc/nn/attention_probe.hpp"
 #include "commands.hpp"
 
 namespace attnfc::cli {
@@ -32,24 +32,24 @@ std::string number(double v) {
   return buf;
 }
 
-const char* embedding_text(nn::ProbeSeries s) {
+const char* embedding_text(ProbeSeries s) {
   switch (s) {
-    case nn::ProbeSeries::Sine:
+    case ProbeSeries::Sine:
       return "e_t = (sin 2 pi t/P, cos 2 pi t/P)";
-    case nn::ProbeSeries::Trend:
+    case ProbeSeries::Trend:
       return "e_t = (t/P, t/P + 1/4), a ramp rising one unit per period";
-    case nn::ProbeSeries::Noise:
+    case ProbeSeries::Noise:
       return "e_t = two independent N(0, 1) channels";
   }
   return "";
 }
 
 int run_series_demo(const DemoOptions& o) {
-  const nn::ProbeSeries kind = nn::parse_probe_series(o.series);
-  const nn::SeriesAttention r = nn::series_attention(kind, o.period, o.length, !o.unscaled, o.seed);
+  const ProbeSeries kind = parse_probe_series(o.series);
+  const SeriesAttention r = series_attention(kind, o.period, o.length, !o.unscaled, o.seed);
   const int L = r.length;
   std::printf("One causal attention head over a %s series, period P = %s, length L = %d.\n",
-              nn::probe_series_name(kind), number(o.period).c_str(), L);
+              probe_series_name(kind), number(o.period).c_str(), L);
   std::printf("Q = K = V = %s\n", embedding_text(kind));
   std::printf("weights = softmax(Q K^T%s + causal mask), output = weights V\n\n",
               o.unscaled ? "" : " / sqrt(2)");
@@ -92,9 +92,9 @@ int run_width_demo(const DemoOptions& o) {
   std::vector<int> widths;
   for (int d = 1; d < o.width; d *= 4) widths.push_back(d);
   widths.push_back(o.width);
-  std::vector<nn::WidthProbe> rows;
-  for (int d : widths) rows.push_back(nn::probe_width(d, 64, 64, o.seed));
-  const nn::WidthProbe& first = rows.front();
+  std::vector<WidthProbe> rows;
+  for (int d : widths) rows.push_back(probe_width(d, 64, 64, o.seed));
+  const WidthProbe& first = rows.front();
   std::printf(
       "Why attention divides by sqrt(d_k): %d random queries and %d keys of width D,\n"
       "entries i.i.d. N(0, 1), so q.k has variance D. Uniform attention has entropy "
@@ -110,7 +110,7 @@ int run_width_demo(const DemoOptions& o) {
                 r.unscaled.score_variance, r.unscaled.entropy, r.unscaled.max_weight,
                 100 * r.unscaled.saturated_rows, r.unscaled.softmax_grad_norm);
   }
-  const nn::WidthProbe& last = rows.back();
+  const WidthProbe& last = rows.back();
   std::printf(
       "\nvar = score variance; entropy = mean row entropy (nats); max p = mean largest weight;\n"
       "sat. = rows with a weight above 0.99; |dsoftmax| = mean ||d softmax / d logits||_F.\n");

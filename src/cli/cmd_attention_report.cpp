@@ -1,7 +1,7 @@
 // attnfc attention --model M --input data.csv [--window END]: per layer and head, the
 // attention matrix of one window over patches (terminal heatmap, CSV, JSON) and its lag
 // profile, beside the input series' autocorrelation peak. The lag and autocorrelation
-// math is nn::causal_lag_profile / nn::autocorrelation; this file gathers and formats.
+// math is causal_lag_profile / autocorrelation; this file gathers and formats.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "attention_probe.hpp"
 #include "attention_report.hpp"
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
-#include "attnfc/nn/attention_probe.hpp"
+#include "attnfc/data/seasonality.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "commands.hpp"
 
@@ -33,7 +34,7 @@ constexpr int kMaxHeatmap = 64;  // patches; wider maps do not fit a terminal
 struct HeadReport {
   int layer = 0, head = 0;
   std::vector<float> weights;  // [N, N]
-  nn::LagProfile lags;
+  LagProfile lags;
 };
 
 // Ten shades from empty to full, each row scaled by its own largest weight (so every
@@ -57,7 +58,7 @@ std::string heatmap_rows(const std::vector<float>& w, int n) {
   return out;
 }
 
-std::string lift_line(const nn::LagProfile& p, int max_lags) {
+std::string lift_line(const LagProfile& p, int max_lags) {
   std::string s;
   char buf[32];
   for (int l = 0; l < static_cast<int>(p.lift.size()) && l < max_lags; ++l) {
@@ -99,7 +100,7 @@ int run_report(const ReportOptions& o) {
   const int64_t rows = static_cast<int64_t>(series.rows());
   const int L = cfg.context_length, P = cfg.patch_len, N = cfg.num_patches();
   const int64_t C = static_cast<int64_t>(series.num_channels());
-  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
+  const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
   const size_t channel = o.channel.empty() ? 0 : series.channel_index(o.channel);
 
   const int64_t end = o.window_end < 0 ? rows : o.window_end;
@@ -129,8 +130,8 @@ int run_report(const ReportOptions& o) {
   std::vector<float> col(static_cast<size_t>(rows));
   for (int64_t t = 0; t < rows; ++t)
     col[t] = series.is_observed(t, channel) ? series.value(t, channel) : NAN;
-  std::vector<double> acf;  // of the first differences (see nn::seasonal_period)
-  const int acf_peak = nn::seasonal_period(col, L, &acf);
+  std::vector<double> acf;  // of the first differences (data/seasonality.hpp)
+  const int acf_peak = data::seasonal_period(col.data(), rows, 1, L, &acf);
 
   std::vector<HeadReport> heads;
   for (size_t layer = 0; layer < maps.size(); ++layer) {
@@ -141,7 +142,7 @@ int run_report(const ReportOptions& o) {
       r.head = h;
       const float* w = maps[layer].data() + static_cast<size_t>(h) * N * N;
       r.weights.assign(w, w + static_cast<size_t>(N) * N);
-      r.lags = nn::causal_lag_profile(r.weights.data(), N);
+      r.lags = causal_lag_profile(r.weights.data(), N);
       heads.push_back(std::move(r));
     }
   }

@@ -8,6 +8,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/loaded_model.hpp"
+#include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
 
 namespace attnfc::cli {
@@ -33,8 +34,8 @@ int run_evaluate(const EvaluateArgs& a) {
   else
     parts = {a.split};
   std::string table;
-  nlohmann::json result =
-      train::evaluate_model(lm.members(), series, lm.scaler, split, parts, a.batch, &table);
+  const train::Scorer scorer(series, lm.scaler, split, lm.context(), lm.horizon(), a.batch, parts);
+  nlohmann::json result = scorer.evaluate(lm.members(), &table);
   result["model"] = a.model;
   result["input"] = a.input;
   std::fputs(table.c_str(), stdout);

@@ -172,7 +172,7 @@ int run_inspect(const InspectOptions& o) {
     std::printf(
         " (train/predict refuse them by default; choose --missing ffill, interpolate or mask)\n");
   } else {
-    std::printf(" (filled by policy '%s')\n", to_string(policy));
+    std::printf(" (filled by policy '%s')\n", enum_name(policy));
   }
 
   std::printf("\ncolumns    %zu (%zu value channel%s)\n", cols.size(), s.num_channels(),
@@ -187,7 +187,7 @@ int run_inspect(const InspectOptions& o) {
     const auto ch = std::find(s.channels.begin(), s.channels.end(), name);
     std::string role = is_time ? "time" : ch != s.channels.end() ? "value" : "-";
     std::printf("  %-3zu %s %-8s %-6s ", c + 1, pad(name.empty() ? "(unnamed)" : name, 10).c_str(),
-                to_string(col.kind), role.c_str());
+                enum_name(col.kind), role.c_str());
     std::string miss = std::to_string(col.missing);
     if (col.missing) {
       miss += " (" + num(100.0 * static_cast<double>(col.missing) / static_cast<double>(s.rows())) +

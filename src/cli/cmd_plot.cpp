@@ -13,10 +13,14 @@
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/train/baselines.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
+#include "attnfc/train/run_folder.hpp"
+#include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -112,7 +116,31 @@ std::string heatmap(const std::string& title, const float* w, int n) {
   return s.str();
 }
 
+// A forecast line that is empty or holds inf/NaN would be drawn as nothing (or as a
+// flat axis) with exit 0: refuse it, naming the column.
+void check_line(const std::vector<float>& values, int H, int C, int c, const std::string& what,
+                const PlotArgs& a, const std::string& column) {
+  if (H < 1) throw InputError(a.model + ": the " + what + " has no steps to plot");
+  for (int h = 0; h < H; ++h) {
+    const float v = values[static_cast<size_t>(h) * C + c];
+    if (!std::isfinite(v))
+      throw InputError(a.input + ": column '" + column + "': the " + what + " at step " +
+                       std::to_string(h + 1) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+                       " after undoing the scaling of " + a.model +
+                       "; expected finite values to plot");
+  }
+}
+
 int run_plot(const PlotArgs& a) {
+  if (a.window < -1)
+    throw InputError("--window: found " + std::to_string(a.window) +
+                     ", expected a window index from 0, or -1 for the last window of the split");
+  if (!a.log.empty() && !fs::exists(a.log))
+    throw InputError("--log " + a.log + ": file not found; expected a train_log.csv");
+  const std::string out =
+      a.output.empty() ? (fs::path(a.model).parent_path() / "plot.html").string() : a.output;
+  refuse_output_over_inputs("--output", out,
+                            {{"--input", a.input}, {"--model", a.model}, {"--log", a.log}});
   const train::LoadedModel lm = train::LoadedModel::load(a.model);
   const data::TimeSeries series = lm.read_series(a.input);
   train::DataConfig d = lm.run.data;
@@ -137,6 +165,10 @@ int run_plot(const PlotArgs& a) {
   nl.forecast(ctx.data(), 1, C, base.data());
   lm.scaler.inverse_transform(fc.data(), H);
   lm.scaler.inverse_transform(base.data(), H);
+  for (int c = 0; c < std::min(C, a.max_channels); ++c) {
+    check_line(fc, H, C, c, "forecast", a, series.channels[c]);
+    check_line(base, H, C, c, "NLinear baseline", a, series.channels[c]);
+  }
 
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: " << esc(a.model)
@@ -167,23 +199,20 @@ int run_plot(const PlotArgs& a) {
 
   // The run's train_log.csv; an ensemble's folder has one per member instead.
   std::vector<std::pair<std::string, std::string>> logs;  // (label suffix, path)
-  const fs::path run_dir = fs::path(a.model).parent_path();
+  const train::RunPaths run{fs::path(a.model).parent_path().string()};
   if (!a.log.empty())
     logs.emplace_back("", a.log);
-  else if (lm.networks.size() == 1 || fs::exists(run_dir / "train_log.csv"))
-    logs.emplace_back("", (run_dir / "train_log.csv").string());
+  else if (lm.networks.size() == 1 || fs::exists(run.train_log()))
+    logs.emplace_back("", run.train_log());
   else
-    for (size_t k = 1; k <= lm.networks.size(); ++k)
-      logs.emplace_back(", member " + std::to_string(k),
-                        (run_dir / "members" / std::to_string(k) / "train_log.csv").string());
+    for (int k = 1; k <= static_cast<int>(lm.networks.size()); ++k)
+      logs.emplace_back(", member " + std::to_string(k), run.member(k).train_log());
   std::vector<Line> curves;
   for (size_t i = 0; i < logs.size(); ++i) {
     const auto& [suffix, log_path] = logs[i];
     if (!fs::exists(log_path)) continue;
-    std::ifstream in(log_path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    const auto recs = train::parse_train_log(text.str(), log_path);
+    const auto recs =
+        train::parse_train_log(read_input_file(log_path, 256 << 20, "training log"), log_path);
     Line tr{{}, {}, "#1f5fd6", "train loss" + suffix}, va{{}, {}, "#d62728", "val MSE" + suffix};
     if (logs.size() > 1) {  // an ensemble: one colour per member, train loss dashed
       static const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
@@ -202,7 +231,7 @@ int run_plot(const PlotArgs& a) {
 
   // Attention of the first channel's window (channel-independent) or the whole window (mixed).
   const model::ModelConfig& cfg = lm.config();
-  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
+  const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
   const int width = mixed ? C : 1;
   std::vector<float> actx(static_cast<size_t>(L) * width);
   std::vector<uint8_t> aobs(actx.size());
@@ -230,8 +259,6 @@ int run_plot(const PlotArgs& a) {
     }
   }
   html << "</body></html>\n";
-  const std::string out =
-      a.output.empty() ? (fs::path(a.model).parent_path() / "plot.html").string() : a.output;
   write_file_atomic(out, html.str());
   std::printf("plot -> %s\n", out.c_str());
   return 0;

@@ -1,5 +1,6 @@
 // attnfc predict: forecast the rows after the last one of a CSV with a trained model.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -8,7 +9,9 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/loaded_model.hpp"
+#include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -19,7 +22,42 @@ struct PredictArgs {
   int horizon = 0;
 };
 
+// 9999-12-31 23:59:59 UTC: the last time the CSV reader (and so `predict` itself, on
+// the forecast it wrote) accepts.
+constexpr int64_t kLastReadableTime = 253402300799;
+
+// After inverse scaling: a series near FLT_MAX or a checkpoint scale of 1e300 turns
+// finite network outputs into inf, which must not be printed with exit 0.
+void check_finite(const std::vector<float>& forecast, const data::TimeSeries& series, int H,
+                  const PredictArgs& a) {
+  const size_t C = series.num_channels();
+  for (int h = 0; h < H; ++h)
+    for (size_t c = 0; c < C; ++c) {
+      const float v = forecast[static_cast<size_t>(h) * C + c];
+      if (std::isfinite(v)) continue;
+      throw InputError(a.input + ": column '" + series.channels[c] + "': the forecast at step " +
+                       std::to_string(h + 1) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+                       " after undoing the scaling of " + a.model +
+                       "; expected finite values (the series or the model's scaler is beyond "
+                       "float range)");
+    }
+}
+
+void check_times(const std::vector<int64_t>& stamps, const data::TimeSeries& series,
+                 const PredictArgs& a) {
+  int64_t previous = series.timestamps.empty() ? INT64_MIN : series.timestamps.back();
+  for (size_t h = 0; h < stamps.size(); ++h) {
+    if (stamps[h] > kLastReadableTime || stamps[h] <= previous)
+      throw InputError(a.input + ": forecast step " + std::to_string(h + 1) + " of " +
+                       std::to_string(stamps.size()) +
+                       " falls after 9999-12-31 23:59:59, the last time attnfc reads; expected "
+                       "a shorter --horizon or an earlier series");
+    previous = stamps[h];
+  }
+}
+
 int run_predict(const PredictArgs& a) {
+  refuse_output_over_inputs("--output", a.output, {{"--input", a.input}, {"--model", a.model}});
   const train::LoadedModel lm = train::LoadedModel::load(a.model);
   data::TimeSeries series = lm.read_series(a.input);
   const int C = static_cast<int>(series.num_channels());
@@ -48,8 +86,10 @@ int run_predict(const PredictArgs& a) {
   std::vector<float> forecast(static_cast<size_t>(H) * C);
   train::model_forecaster(lm.members(), C, H)(ctx.data(), 1, forecast.data());
   lm.scaler.inverse_transform(forecast.data(), H);
+  check_finite(forecast, series, H, a);
 
   const std::vector<int64_t> stamps = series.future_timestamps(H);
+  check_times(stamps, series, a);
   std::string time_name = series.time_columns.size() == 1 ? series.time_columns[0] : "date";
   std::string csv = time_name;
   for (const auto& c : series.channels) csv += "," + c;
@@ -64,7 +104,8 @@ int run_predict(const PredictArgs& a) {
     csv += "\n";
   }
   if (a.output.empty() || a.output == "-") {
-    std::fwrite(csv.data(), 1, csv.size(), stdout);
+    write_stdout(csv);
+    finish_stdout();
   } else {
     write_file_atomic(a.output, csv);
     std::fprintf(stderr, "forecast of %d steps x %d columns -> %s\n", H, C, a.output.c_str());

@@ -35,6 +35,31 @@ struct TrainArgs {
   int64_t stop_after_steps = 0;
 };
 
+// train::train, with a run-folder error's remedy said in this command's flags.
+train::TrainResult train_naming_flags(const train::RunConfig& cfg, const train::TrainOptions& opt) {
+  using Remedy = train::RunFolderError::Remedy;
+  try {
+    return train::train(cfg, opt);
+  } catch (const train::RunFolderError& e) {
+    const char* flags = "";
+    switch (e.remedy()) {
+      case Remedy::kResumeOrElsewhere:
+        flags = "pass --resume to continue it, or choose another --out";
+        break;
+      case Remedy::kTrainFresh:
+        flags = "train without --resume";
+        break;
+      case Remedy::kSameConfig:
+        flags = "resume with the same config (or omit --config to use the saved one)";
+        break;
+      case Remedy::kWait:
+        flags = "wait for it to finish, or choose another --out";
+        break;
+    }
+    throw InputError(e.problem() + "; " + flags);
+  }
+}
+
 int run_train(const TrainArgs& a) {
   namespace fs = std::filesystem;
   if (a.config.empty() && !a.resume)
@@ -44,11 +69,12 @@ int run_train(const TrainArgs& a) {
     if (a.config.empty()) throw InputError("train: --resume needs --out (the run folder)");
     out = (fs::path("runs") / fs::path(a.config).stem()).string();
   }
-  const std::string config_path = a.config.empty() ? train::run_file(out, "config.json") : a.config;
+  const train::RunPaths run{out};
+  const std::string config_path = a.config.empty() ? run.config() : a.config;
   if (!fs::exists(config_path))
     throw InputError(config_path + (a.config.empty() ? ": no saved config in the run folder"
                                                      : ": config file not found"));
-  nlohmann::json root = model::load_json_file(config_path);
+  nlohmann::json root = load_json_file(config_path);
   train::apply_overrides(root, a.sets);
   const train::RunConfig cfg = train::parse_run_config(root);
 
@@ -67,11 +93,11 @@ int run_train(const TrainArgs& a) {
   std::unique_ptr<struct sigaction, void (*)(struct sigaction*)> restore(
       &previous, [](struct sigaction* p) { ::sigaction(SIGINT, p, nullptr); });
 
-  const train::TrainResult r = train::train(cfg, opt);
+  const train::TrainResult r = train_naming_flags(cfg, opt);
   switch (r.status) {
     case train::TrainResult::Status::kAlreadyFinished:
       std::printf("%s: this run already finished (see %s); nothing to resume\n", out.c_str(),
-                  train::run_file(out, "metrics.json").c_str());
+                  run.metrics().c_str());
       return 0;
     case train::TrainResult::Status::kInterrupted:
       std::printf("interrupted after %lld steps; resume with: attnfc train --out %s --resume\n",
@@ -96,11 +122,10 @@ int run_train(const TrainArgs& a) {
       std::printf("  %s %.4f", it.key().c_str(), it.value()["scaled"]["mse"].get<double>());
     std::printf("\n");
   }
-  const std::string log = r.members > 1 ? train::run_file(out, "members/*/train_log.csv")
-                                        : train::run_file(out, "train_log.csv");
-  std::printf("model   -> %s\nlog     -> %s\nmetrics -> %s\n",
-              train::run_file(out, "model.safetensors").c_str(), log.c_str(),
-              train::run_file(out, "metrics.json").c_str());
+  const std::string log =
+      r.members > 1 ? run.file("members") + "/*/train_log.csv" : run.train_log();
+  std::printf("model   -> %s\nlog     -> %s\nmetrics -> %s\n", run.model().c_str(), log.c_str(),
+              run.metrics().c_str());
   return 0;
 }
 

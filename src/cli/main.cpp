@@ -13,6 +13,7 @@
 #include "attnfc/kernels/isa.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -38,6 +39,7 @@ void register_version_info(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace attnfc;
+  cli::guard_standard_streams();
   CLI::App app{
       "attnfc: causal attention forecasting for CSV time series, on CPUs.\n"
       "Train a patch Transformer, forecast, and score it against honest baselines."};
@@ -49,7 +51,14 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_option("--threads", threads,
                  "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.size() <= 4 &&
+                                text.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && std::stoi(text) >= 1 && std::stoi(text) <= 4096) return "";
+            return "found '" + text.substr(0, 20) + "', expected a whole number from 1 to 4096";
+          },
+          "1..4096"));
 
   cli::register_version_info(app);
   cli::register_attention(app);
@@ -68,7 +77,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (app.exit(e) != 0) return 2;
+    try {
+      cli::finish_stdout();  // --help, --version
+    } catch (const std::exception& err) {
+      std::fprintf(stderr, "attnfc: %s\n", err.what());
+      return 1;
+    }
+    return 0;
   }
 
   auto logger = spdlog::stderr_color_mt("attnfc");
@@ -78,10 +94,14 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   kernels::set_threads(threads > 0 ? threads : kernels::default_threads());
 
+  // Exit codes (README): 2 bad usage or input (InputError), 1 runtime failures, such
+  // as a write that failed (OutputError: full disk, read-only folder, closed stdout).
   for (auto& [sub, handler] : cli::handlers()) {
     if (!sub->parsed()) continue;
     try {
-      return handler();
+      const int code = handler();
+      cli::finish_stdout();  // whatever was printed must have arrived
+      return code;
     } catch (const InputError& e) {
       spdlog::error("{}", e.what());
       return 2;
@@ -90,6 +110,12 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fputs(app.help().c_str(), stdout);
+  try {
+    cli::write_stdout(app.help());
+    cli::finish_stdout();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnfc: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }

@@ -4,11 +4,10 @@
 #include "attnfc/data/csv.hpp"
 
 #include <sys/stat.h>
-#if defined(__AVX512BW__) || defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -17,50 +16,27 @@
 #include <limits>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/data/time.hpp"
+#include "csv_scan.hpp"
 #include "internal.hpp"
 
 namespace attnfc::data {
 
 using detail::quote_token;
+using detail::scan_function;
+using detail::scan_path;
 using detail::trim_blanks;
 
 namespace {
 
-// First delimiter, '\n' or '\r' in [p, end), or end. Most cells are short, so
-// one 64-byte (or 32-byte) compare usually finds it; the scalar loop handles the tail.
-inline const char* find_field_end(const char* p, const char* end, char delim) {
-#if defined(__AVX512BW__)
-  const __m512i vd = _mm512_set1_epi8(delim), vn = _mm512_set1_epi8('\n'),
-                vr = _mm512_set1_epi8('\r');
-  while (end - p >= 64) {
-    const __m512i x = _mm512_loadu_si512(p);
-    const uint64_t m = _mm512_cmpeq_epi8_mask(x, vd) | _mm512_cmpeq_epi8_mask(x, vn) |
-                       _mm512_cmpeq_epi8_mask(x, vr);
-    if (m) return p + __builtin_ctzll(m);
-    p += 64;
-  }
-#elif defined(__AVX2__)
-  const __m256i vd = _mm256_set1_epi8(delim), vn = _mm256_set1_epi8('\n'),
-                vr = _mm256_set1_epi8('\r');
-  while (end - p >= 32) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i hit =
-        _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, vd), _mm256_cmpeq_epi8(x, vn)),
-                        _mm256_cmpeq_epi8(x, vr));
-    const uint32_t m = static_cast<uint32_t>(_mm256_movemask_epi8(hit));
-    if (m) return p + __builtin_ctz(m);
-    p += 32;
-  }
-#endif
-  while (p < end && *p != delim && *p != '\n' && *p != '\r') ++p;
-  return p;
-}
+// The scan path, chosen on first use (-1: not yet).
+std::atomic<int> g_scan_path{-1};
 
 class Tokenizer {
  public:
   Tokenizer(std::string& text, const std::string& source, char delim)
-      : text_(text), source_(source), delim_(delim) {}
+      : text_(text), source_(source), delim_(delim), find_field_end_(scan_function(scan_path())) {}
 
   // Reads one record starting at pos_. Appends (begin, size) per field and
   // returns false at end of input. Skips blank lines.
@@ -79,7 +55,7 @@ class Tokenizer {
         read_quoted(begin, size, field_col);
       } else {
         begin = pos_;
-        const char* p = find_field_end(text_.data() + pos_, text_.data() + n, delim_);
+        const char* p = find_field_end_(text_.data() + pos_, text_.data() + n, delim_);
         size = static_cast<size_t>(p - (text_.data() + pos_));
         pos_ += size;
       }
@@ -155,6 +131,7 @@ class Tokenizer {
   std::string& text_;
   const std::string& source_;
   char delim_;
+  detail::FieldEndFn find_field_end_;  // first delimiter, '\n' or '\r' in [p, end), or end
   size_t pos_ = 0;
   uint64_t line_ = 1;
 
@@ -172,6 +149,23 @@ std::string delimiter_name(char d) {
 }
 
 }  // namespace
+
+namespace detail {
+
+ScanPath scan_path() {
+  int p = g_scan_path.load(std::memory_order_acquire);
+  if (p < 0) {
+    p = static_cast<int>(default_scan_path());
+    g_scan_path.store(p, std::memory_order_release);
+  }
+  return static_cast<ScanPath>(p);
+}
+
+void set_scan_path(ScanPath path) {
+  g_scan_path.store(static_cast<int>(path), std::memory_order_release);
+}
+
+}  // namespace detail
 
 CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) {
   if (delimiter == '"' || delimiter == '\n' || delimiter == '\r' || delimiter == '\0') {
@@ -233,6 +227,17 @@ CsvTable CsvTable::parse(std::string bytes, std::string source, char delimiter) 
   return t;
 }
 
+namespace {
+
+// Half of this machine's memory: the table keeps the bytes and an index beside them.
+uint64_t max_csv_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 33;  // 8 GiB when unknown
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
+}
+
+}  // namespace
+
 CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -243,20 +248,9 @@ CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
   if (S_ISDIR(st.st_mode)) {
     throw InputError(locate(path, 0, 0, "is a directory; expected a CSV file"));
   }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    throw InputError(locate(
-        path, 0, 0,
-        std::string("cannot open: ") + std::strerror(errno) + "; expected a readable CSV file"));
-  }
-  std::string bytes;
-  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, got);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw InputError(locate(path, 0, 0, "read error; expected a readable CSV file"));
+  // Checked before a byte is read (a regular file by its size; a pipe while it streams,
+  // with an idle timeout; devices refused): a CSV must fit in memory with room to parse.
+  std::string bytes = read_input_file(path, max_csv_bytes(), "CSV file");
   return parse(std::move(bytes), path, delimiter);
 }
 
@@ -294,148 +288,6 @@ size_t CsvTable::column_index(std::string_view name) const {
 std::string CsvTable::locate_cell(size_t row, size_t column, const std::string& what) const {
   return locate(source_, static_cast<long>(line_of(row)), static_cast<long>(column + 1),
                 "column '" + quote_token(header_[column]) + "': " + what);
-}
-
-bool is_missing_token(std::string_view cell) {
-  cell = trim_blanks(cell);
-  switch (cell.size()) {
-    case 0:
-      return true;
-    case 1:
-      return cell[0] == '?';
-    case 2:
-      return cell == "NA" || cell == "na";
-    case 3:
-      return cell == "NaN" || cell == "nan" || cell == "NAN" || cell == "N/A" || cell == "n/a";
-    case 4:
-      return cell == "null" || cell == "NULL" || cell == "Null";
-    default:
-      return false;
-  }
-}
-
-namespace {
-
-// Clinger's fast path: a decimal with at most 19 digits whose integer mantissa
-// is below 2^53 and whose power of ten is within +-22 is a correctly rounded
-// double after one multiplication or division (both operands are exact).
-// Everything else (and anything unusual) is left to std::from_chars.
-// SWAR digit parsing: eight ASCII digits loaded as one little-endian word.
-inline bool all_eight_digits(uint64_t v) {
-  return ((v & 0xF0F0F0F0F0F0F0F0ull) |
-          (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
-}
-// Folds digit pairs, then quads, then the two halves; byte 0 is the first digit.
-inline uint32_t eight_digits_value(uint64_t v) {
-  v -= 0x3030303030303030ull;
-  v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;
-  v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;
-  v = (v * 10000 + (v >> 32)) & 0xFFFFFFFFull;
-  return static_cast<uint32_t>(v);
-}
-
-bool parse_simple_decimal(const char* p, const char* end, double& out) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  const bool negative = *p == '-';
-  p += negative;
-  uint64_t mantissa = 0;
-  int digits = 0, fraction_digits = 0;
-  const char* start = p;
-  while (p < end && static_cast<unsigned>(*p - '0') < 10) {
-    mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
-    ++p;
-  }
-  digits = static_cast<int>(p - start);
-  if (p < end && *p == '.') {
-    const char* frac = ++p;
-    // Eight fraction digits at a time while they last (and at most 19 digits in all).
-    while (end - p >= 8 && digits + (p - frac) + 8 <= 19) {
-      uint64_t eight;
-      std::memcpy(&eight, p, 8);
-      if (!all_eight_digits(eight)) break;
-      mantissa = mantissa * 100000000 + eight_digits_value(eight);
-      p += 8;
-    }
-    while (p < end && static_cast<unsigned>(*p - '0') < 10) {
-      mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
-      ++p;
-    }
-    fraction_digits = static_cast<int>(p - frac);
-  }
-  // Exponents, long mantissas and stray text go the slow, exact way.
-  if (p != end || digits + fraction_digits == 0 || digits + fraction_digits > 19 ||
-      mantissa > (uint64_t{1} << 53) || fraction_digits > 22) {
-    return false;
-  }
-  double v = static_cast<double>(mantissa);
-  if (fraction_digits) v /= kPow10[fraction_digits];
-  out = negative ? -v : v;
-  return true;
-}
-
-}  // namespace
-
-bool parse_number(std::string_view cell, double& out) {
-  const char* p = cell.data();
-  const char* end = p + cell.size();
-  while (p < end && (*p == ' ' || *p == '\t')) ++p;
-  while (end > p && (end[-1] == ' ' || end[-1] == '\t')) --end;
-  if (p < end && *p == '+') ++p;
-  if (p == end) return false;
-  if (parse_simple_decimal(p, end, out)) return true;
-  const auto r = std::from_chars(p, end, out);
-  return r.ec == std::errc() && r.ptr == end && std::isfinite(out);
-}
-
-const char* to_string(ColumnKind kind) {
-  switch (kind) {
-    case ColumnKind::kNumeric:
-      return "numeric";
-    case ColumnKind::kTime:
-      return "time";
-    case ColumnKind::kText:
-      return "text";
-    case ColumnKind::kEmpty:
-      return "empty";
-  }
-  return "?";
-}
-
-std::vector<ColumnSummary> summarize_columns(const CsvTable& table) {
-  std::vector<ColumnSummary> out(table.num_columns());
-  for (size_t c = 0; c < table.num_columns(); ++c) {
-    ColumnSummary& s = out[c];
-    s.name = table.header()[c];
-    bool all_times = true;
-    size_t present = 0;
-    for (size_t r = 0; r < table.num_rows(); ++r) {
-      const std::string_view cell = table.cell(r, c);
-      if (is_missing_token(cell)) {
-        ++s.missing;
-        continue;
-      }
-      ++present;
-      double v;
-      if (parse_number(cell, v)) continue;
-      if (s.non_numeric++ == 0) {
-        s.first_text = quote_token(cell);
-        s.first_text_row = r;
-      }
-      if (all_times && !parse_timestamp(cell)) all_times = false;
-    }
-    if (present == 0) {
-      s.kind = ColumnKind::kEmpty;
-    } else if (s.non_numeric == 0) {
-      s.kind = ColumnKind::kNumeric;
-    } else if (all_times && s.non_numeric == present) {
-      s.kind = ColumnKind::kTime;
-    } else {
-      s.kind = ColumnKind::kText;
-    }
-  }
-  return out;
 }
 
 }  // namespace attnfc::data

@@ -36,27 +36,10 @@ void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, Missin
 using detail::quote_token;
 
 MissingPolicy parse_missing_policy(std::string_view text) {
-  const std::string s = detail::lower(detail::trim_blanks(text));
-  if (s == "error") return MissingPolicy::kError;
-  if (s == "ffill") return MissingPolicy::kFfill;
-  if (s == "interpolate") return MissingPolicy::kInterpolate;
-  if (s == "mask") return MissingPolicy::kMask;
-  throw InputError("missing-value policy: found '" + quote_token(text) +
-                   "', expected error, ffill, interpolate or mask");
-}
-
-const char* to_string(MissingPolicy p) {
-  switch (p) {
-    case MissingPolicy::kError:
-      return "error";
-    case MissingPolicy::kFfill:
-      return "ffill";
-    case MissingPolicy::kInterpolate:
-      return "interpolate";
-    case MissingPolicy::kMask:
-      return "mask";
-  }
-  return "?";
+  if (const auto p = enum_from_name<MissingPolicy>(detail::lower(detail::trim_blanks(text))))
+    return *p;
+  throw InputError("missing-value policy: found '" + quote_token(text) + "', expected " +
+                   enum_word_list<MissingPolicy>());
 }
 
 }  // namespace attnfc::data

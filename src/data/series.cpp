@@ -96,19 +96,8 @@ struct ColumnState {
           "; first at " + where + "); choose a missing-value policy: ffill, interpolate or mask"));
 }
 
-}  // namespace
-
-TimeSeries load_series(const CsvOptions& options) {
-  return load_series(CsvTable::read_file(options.path, options.delimiter), options);
-}
-
-TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
-  TimeSeries s;
-  s.source = table.source();
-  s.missing_policy = opt.missing;
-  const size_t n = table.num_rows();
-
-  // Time axis.
+// The time axis into s.timestamps (and its column names); returns the time columns.
+std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt, TimeSeries& s) {
   std::vector<size_t> time_cols = resolve_time_columns(table, opt);
   if (time_cols.size() == 1 && lower(table.header()[time_cols[0]]) == "year") {
     read_composite_time(table, time_cols, s);  // a lone "year" column holds years, not seconds
@@ -119,17 +108,14 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
   }
   for (size_t c : time_cols) s.time_columns.push_back(table.header()[c]);
   check_increasing(table, time_cols.back(), s);
+  return time_cols;
+}
 
-  // Value columns, parsed row by row (the table is row-major).
-  const bool explicit_columns = !opt.value_columns.empty();
-  std::vector<ColumnState> cols;
-  for (size_t c : candidate_value_columns(table, opt, time_cols)) {
-    ColumnState st;
-    st.col = c;
-    st.values.resize(n);
-    st.observed.resize(n);
-    cols.push_back(std::move(st));
-  }
+// Parses every candidate value column row by row (the table is row-major); a column of
+// text is dropped when the columns were not chosen explicitly.
+void parse_value_cells(const CsvTable& table, bool explicit_columns,
+                       std::vector<ColumnState>& cols) {
+  const size_t n = table.num_rows();
   for (size_t r = 0; r < n; ++r) {
     for (ColumnState& st : cols) {
       if (st.dropped) continue;
@@ -166,6 +152,14 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
           table.locate_cell(r, st.col, "found '" + quote_token(cell) + "', expected a number"));
     }
   }
+}
+
+// Keeps the value columns: without an explicit choice, text columns and a running row
+// number are dropped. InputError when none is left.
+void select_value_columns(const CsvTable& table, const CsvOptions& opt,
+                          const std::vector<size_t>& time_cols, bool explicit_columns,
+                          std::vector<ColumnState>& cols) {
+  const size_t n = table.num_rows();
   // Left to choose, a running row number named like an index (pollution's
   // "No", a saved pandas index) is not a series: skip it like a text column.
   const auto is_row_counter = [&](const ColumnState& st) {
@@ -203,6 +197,10 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
                             "found no numeric value columns among: " + join(table.header()) + hint +
                                 "; expected at least one column of numbers besides the time"));
   }
+}
+
+// Applies the missing-value policy (InputError under "error").
+void handle_missing(const CsvTable& table, const CsvOptions& opt, std::vector<ColumnState>& cols) {
   size_t total_missing = 0;
   for (const ColumnState& st : cols) {
     if (!st.seen_number) {
@@ -218,8 +216,11 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
       if (st.missing) fill_missing(st.values, st.observed, opt.missing);
     }
   }
+}
 
-  // Assemble row-major [rows x channels].
+// Row-major [rows x channels] values and masks, with the channel names.
+void assemble_values(const CsvTable& table, const std::vector<ColumnState>& cols, TimeSeries& s) {
+  const size_t n = table.num_rows();
   const size_t nc = cols.size();
   s.values.resize(n * nc);
   s.observed.resize(n * nc);
@@ -231,8 +232,12 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
       s.observed[r * nc + k] = cols[k].observed[r];
     }
   }
+}
 
-  // Frequency and gaps.
+// The frequency (given or inferred) and the gaps it implies; InputError for gaps when the
+// series must be regular.
+void frequency_and_gaps(const CsvTable& table, const CsvOptions& opt,
+                        const std::vector<size_t>& time_cols, TimeSeries& s) {
   if (!opt.frequency.empty()) {
     try {
       s.frequency = Frequency::parse(opt.frequency);
@@ -265,6 +270,34 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
         "found " + std::to_string(s.gaps.size()) + " gap(s) at frequency " + s.frequency.name() +
             " (first: " + first + "), expected a regular series (regular: true)"));
   }
+}
+
+}  // namespace
+
+TimeSeries load_series(const CsvOptions& options) {
+  return load_series(CsvTable::read_file(options.path, options.delimiter), options);
+}
+
+TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
+  TimeSeries s;
+  s.source = table.source();
+  s.missing_policy = opt.missing;
+  const size_t n = table.num_rows();
+  const std::vector<size_t> time_cols = read_time_axis(table, opt, s);
+  const bool explicit_columns = !opt.value_columns.empty();
+  std::vector<ColumnState> cols;
+  for (size_t c : candidate_value_columns(table, opt, time_cols)) {
+    ColumnState st;
+    st.col = c;
+    st.values.resize(n);
+    st.observed.resize(n);
+    cols.push_back(std::move(st));
+  }
+  parse_value_cells(table, explicit_columns, cols);
+  select_value_columns(table, opt, time_cols, explicit_columns, cols);
+  handle_missing(table, opt, cols);
+  assemble_values(table, cols, s);
+  frequency_and_gaps(table, opt, time_cols, s);
   return s;
 }
 
@@ -312,7 +345,7 @@ std::string TimeSeries::describe() const {
   }
   const size_t miss = total_missing();
   if (miss)
-    d += ", " + std::to_string(miss) + " missing values (" + to_string(missing_policy) + ")";
+    d += ", " + std::to_string(miss) + " missing values (" + enum_name(missing_policy) + ")";
   return d;
 }
 

@@ -2,19 +2,15 @@
 #include "attnfc/data/window.hpp"
 
 #include <numeric>
+#include <stdexcept>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/splitmix.hpp"
 #include "attnfc/data/series.hpp"
 
 namespace attnfc::data {
 
 namespace {
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 // Uniform in [0, bound) without modulo bias (Lemire's multiply-and-reject).
 uint64_t bounded(uint64_t seed, uint64_t& counter, uint64_t bound) {
   const uint64_t threshold = (0 - bound) % bound;
@@ -69,48 +65,39 @@ WindowRef WindowSampler::window(size_t position) const {
   return {rows_.begin + static_cast<size_t>(id / nc), static_cast<size_t>(id % nc)};
 }
 
-size_t WindowSampler::fill_batch(size_t batch_index, size_t batch_size, float* context_out,
-                                 float* target_out, float* target_mask, float* context_mask) const {
+size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {
+  const size_t batch_size = static_cast<size_t>(out.capacity);
   const size_t first = batch_index * batch_size;
   if (batch_size == 0 || first >= order_.size()) return 0;
+  if (static_cast<size_t>(out.context) != context_ ||
+      static_cast<size_t>(out.horizon) != horizon_ || static_cast<size_t>(out.width) != width_)
+    throw std::invalid_argument("WindowSampler::fill_batch: buffers of another sample shape");
   const size_t count = std::min(batch_size, order_.size() - first);
   const size_t nc = series_->num_channels();
   const float* values = series_->values.data();
   const uint8_t* observed = series_->observed.data();
   const bool mask_targets = series_->missing_policy == MissingPolicy::kMask;
+  // Row-major series: sample step t of window w, lane k is values[(w.start_row + t) * nc +
+  // lane0 + k], with one lane from w.channel (independent) or all nc lanes (mixed).
   const size_t ctx_stride = context_ * width_, tgt_stride = horizon_ * width_;
   for (size_t b = 0; b < count; ++b) {
     const WindowRef w = window(first + b);
-    float* ctx = context_out + b * ctx_stride;
-    float* tgt = target_out + b * tgt_stride;
-    if (mode_ == ChannelMode::kMixed) {
-      // Rows are contiguous in the row-major series: one copy per part.
-      const float* src = values + w.start_row * nc;
-      std::copy(src, src + ctx_stride, ctx);
-      std::copy(src + ctx_stride, src + ctx_stride + tgt_stride, tgt);
-      const uint8_t* obs = observed + w.start_row * nc;
-      if (context_mask) {
-        for (size_t i = 0; i < ctx_stride; ++i) context_mask[b * ctx_stride + i] = obs[i];
+    const size_t base = w.start_row * nc + w.channel;
+    float* ctx = out.context_values.data() + b * ctx_stride;
+    float* tgt = out.target_values.data() + b * tgt_stride;
+    uint8_t* ctx_obs = out.context_observed.data() + b * ctx_stride;
+    uint8_t* tgt_obs = out.target_observed.data() + b * tgt_stride;
+    for (size_t t = 0; t < context_; ++t)
+      for (size_t k = 0; k < width_; ++k) {
+        ctx[t * width_ + k] = values[base + t * nc + k];
+        ctx_obs[t * width_ + k] = observed[base + t * nc + k];
       }
-      if (target_mask) {
-        for (size_t i = 0; i < tgt_stride; ++i) {
-          target_mask[b * tgt_stride + i] = mask_targets ? obs[ctx_stride + i] : 1.0f;
-        }
+    for (size_t t = 0; t < horizon_; ++t)
+      for (size_t k = 0; k < width_; ++k) {
+        const size_t src = base + (context_ + t) * nc + k;
+        tgt[t * width_ + k] = values[src];
+        tgt_obs[t * width_ + k] = mask_targets ? observed[src] : uint8_t{1};
       }
-    } else {
-      const float* src = values + w.start_row * nc + w.channel;
-      const uint8_t* obs = observed + w.start_row * nc + w.channel;
-      for (size_t t = 0; t < context_; ++t) ctx[t] = src[t * nc];
-      for (size_t t = 0; t < horizon_; ++t) tgt[t] = src[(context_ + t) * nc];
-      if (context_mask) {
-        for (size_t t = 0; t < context_; ++t) context_mask[b * context_ + t] = obs[t * nc];
-      }
-      if (target_mask) {
-        for (size_t t = 0; t < horizon_; ++t) {
-          target_mask[b * horizon_ + t] = mask_targets ? obs[(context_ + t) * nc] : 1.0f;
-        }
-      }
-    }
   }
   return count;
 }

@@ -1,4 +1,5 @@
-// Checkpoints: parameters + optional state + metadata in one safetensors file.
+// Checkpoints: saving, and loading the weights into built models (reading and the
+// checks before any model is built are in checkpoint_read.cpp).
 #include "attnfc/model/checkpoint.hpp"
 
 #include <algorithm>
@@ -11,14 +12,8 @@ namespace attnfc::model {
 
 namespace {
 
-constexpr const char* kOptimPrefix = "optim.";
 const std::set<std::string> kReserved = {"format", "format_version", "attnfc_version",
                                          "model_config", "members"};
-
-// Tensor-name prefix of member k (0-based) of an ensemble of `count`.
-std::string member_prefix(size_t k, size_t count) {
-  return count == 1 ? std::string() : "member" + std::to_string(k + 1) + ".";
-}
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -88,63 +83,6 @@ void save_ensemble_checkpoint(const std::string& path,
   save_members(path, members, metadata, {});
 }
 
-Checkpoint Checkpoint::read(const std::string& path) {
-  Checkpoint ck;
-  ck.path_ = path;
-  ck.file_ = safetensors::read(path);
-  const auto& meta = ck.file_.metadata;
-  auto need = [&](const char* key) -> const std::string& {
-    const auto it = meta.find(key);
-    if (it == meta.end()) {
-      throw InputError(path + ": not an attnfc checkpoint: metadata key '" + key +
-                       "' is missing (expected format \"" + kCheckpointFormat + "\")");
-    }
-    return it->second;
-  };
-  if (need("format") != kCheckpointFormat) {
-    throw InputError(path + ": metadata 'format' is \"" + meta.at("format") + "\", expected \"" +
-                     kCheckpointFormat + "\"");
-  }
-  ck.attnfc_version_ = need("attnfc_version");
-  const std::string& fv = need("format_version");
-  const bool v1 = fv == std::to_string(kCheckpointFormatVersion);
-  if (!v1 && fv != std::to_string(kEnsembleCheckpointFormatVersion)) {
-    throw InputError(path + ": checkpoint format_version is " + fv + " (written by attnfc " +
-                     ck.attnfc_version_ +
-                     "), but this attnfc (" ATTNFC_VERSION ") reads versions " +
-                     std::to_string(kCheckpointFormatVersion) + " and " +
-                     std::to_string(kEnsembleCheckpointFormatVersion));
-  }
-  // Version 1 predates the key and always holds one network.
-  const std::string members = ck.meta("members", v1 ? "1" : "");
-  const bool digits = !members.empty() && members.size() <= 4 &&
-                      members.find_first_not_of("0123456789") == std::string::npos;
-  const int count = digits ? std::stoi(members) : 0;
-  if (count < 1 || count > kMaxEnsembleMembers || (count == 1) != v1)
-    throw InputError(path + ": metadata 'members' is \"" + members + "\", expected " +
-                     (v1 ? std::string("\"1\" for format_version 1")
-                         : "a whole number from 2 to " + std::to_string(kMaxEnsembleMembers) +
-                               " for format_version 2"));
-  ck.members_ = count;
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(need("model_config"));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": metadata 'model_config' is not valid JSON: " + e.what());
-  }
-  try {
-    ck.config_ = parse_model_config(config, "model");
-  } catch (const InputError& e) {
-    throw InputError(path + ": metadata 'model_config': " + e.what());
-  }
-  return ck;
-}
-
-std::string Checkpoint::meta(const std::string& key, const std::string& fallback) const {
-  const auto it = file_.metadata.find(key);
-  return it == file_.metadata.end() ? fallback : it->second;
-}
-
 void Checkpoint::load_into(const PatchTransformer& model) const {
   if (members_ != 1)
     throw InputError(path_ + ": holds an ensemble of " + std::to_string(members_) +
@@ -161,6 +99,8 @@ void Checkpoint::load_members(const std::vector<const PatchTransformer*>& member
     const std::string prefix = member_prefix(k, members.size());
     for (const auto& p : members[k]->parameters().all()) {
       const std::string name = prefix + p.name;
+      // Checkpoint::read already checked these against the model_config; a model
+      // built from another config still gets the same messages.
       expected.insert(name);
       const safetensors::TensorData* t = file_.find(name);
       if (!t) {
@@ -193,15 +133,6 @@ void Checkpoint::load_members(const std::vector<const PatchTransformer*>& member
       std::copy(t->values.begin(), t->values.end(), p.tensor.data());
     }
   }
-}
-
-std::vector<ag::StateTensor> Checkpoint::extra() const {
-  std::vector<ag::StateTensor> out;
-  const std::string prefix = kOptimPrefix;
-  for (const auto& t : file_.tensors) {
-    if (t.name.rfind(prefix, 0) == 0) out.push_back({t.name.substr(prefix.size()), t.values});
-  }
-  return out;
 }
 
 }  // namespace attnfc::model

@@ -8,6 +8,7 @@
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "inputs.hpp"
 
 namespace attnfc::model {
 
@@ -16,7 +17,7 @@ namespace {
 // Copies the last `L` steps of each of `count` windows into ctx/obs [count, L, C]
 // (front-padded with unobserved zeros when length < L) and checks them.
 void gather_context(const float* context, const uint8_t* observed, int64_t first, int64_t count,
-                    int64_t length, int64_t L, int64_t C, float* ctx, float* obs) {
+                    int64_t length, int64_t L, int64_t C, float* ctx, uint8_t* obs) {
   for (int64_t b = 0; b < count; ++b) {
     const int64_t w = first + b;
     int64_t seen = 0;
@@ -24,10 +25,10 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
       const int64_t src = length - L + t;  // may be negative: padding
       for (int64_t c = 0; c < C; ++c) {
         float& v = ctx[(b * L + t) * C + c];
-        float& m = obs[(b * L + t) * C + c];
+        uint8_t& m = obs[(b * L + t) * C + c];
         if (src < 0) {
           v = 0.0f;
-          m = 0.0f;
+          m = 0;
           continue;
         }
         const int64_t k = (w * length + src) * C + c;
@@ -39,7 +40,7 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
                            "), expected a number or a missing-value mark");
         }
         v = is_obs ? context[k] : 0.0f;
-        m = is_obs ? 1.0f : 0.0f;
+        m = is_obs ? 1 : 0;
         seen += is_obs;
       }
     }
@@ -49,6 +50,18 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
                        " steps; expected at least one");
     }
   }
+}
+
+// Contexts [count, L, C] as the model's series view (no target).
+detail::SeriesView context_view(int64_t count, int64_t L, int64_t C, const float* ctx,
+                                const uint8_t* obs) {
+  detail::SeriesView view;
+  view.batch = count;
+  view.length = view.split = L;
+  view.channels = C;
+  view.head = ctx;
+  view.head_observed = obs;
+  return view;
 }
 
 }  // namespace
@@ -67,7 +80,8 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   ag::NoGradScope no_grad;
   ag::Graph graph;
   ag::GraphScope scope(graph);
-  std::vector<float> ctx, obs;
+  std::vector<float> ctx;
+  std::vector<uint8_t> obs;
   for (int64_t first = 0; first < batch; first += kChunk) {
     const int64_t count = std::min(kChunk, batch - first);
     ctx.resize(static_cast<size_t>(count * L * C));
@@ -75,9 +89,8 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
     gather_context(context, observed, first, count, length, L, C, ctx.data(), obs.data());
     for (int64_t done = 0; done < want;) {
       graph.reset();
-      const ag::Tensor x = ag::from_data({count, L, C}, ctx.data());
-      const ag::Tensor m = ag::from_data({count, L, C}, obs.data());
-      const ag::Tensor pred = predict_positions(x, m, ForwardOptions{}, true, nullptr);
+      const ag::Tensor pred = predict_positions(context_view(count, L, C, ctx.data(), obs.data()),
+                                                ForwardOptions{}, true, nullptr);
       const float* p = pred.data();  // [count, 1, H, C]
       const int64_t take = std::min(H, want - done);
       for (int64_t b = 0; b < count; ++b) {
@@ -102,13 +115,13 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
       const int64_t shift = std::min(H, L);
       for (int64_t b = 0; b < count; ++b) {
         float* cb = ctx.data() + b * L * C;
-        float* ob = obs.data() + b * L * C;
+        uint8_t* ob = obs.data() + b * L * C;
         std::move(cb + shift * C, cb + L * C, cb);
         std::move(ob + shift * C, ob + L * C, ob);
         for (int64_t t = 0; t < shift; ++t) {
           for (int64_t c = 0; c < C; ++c) {
             cb[(L - shift + t) * C + c] = p[(b * H + (H - shift + t)) * C + c];
-            ob[(L - shift + t) * C + c] = 1.0f;
+            ob[(L - shift + t) * C + c] = 1;
           }
         }
       }
@@ -131,11 +144,12 @@ std::vector<std::vector<float>> PatchTransformer::attention_maps(const float* co
   ag::NoGradScope no_grad;
   ag::Graph graph;
   ag::GraphScope scope(graph);
-  std::vector<float> ctx(static_cast<size_t>(L * C)), obs(ctx.size());
+  std::vector<float> ctx(static_cast<size_t>(L * C));
+  std::vector<uint8_t> obs(ctx.size());
   gather_context(context, observed, 0, 1, length, L, C, ctx.data(), obs.data());
   std::vector<ag::Tensor> weights;
-  predict_positions(ag::from_data({1, L, C}, ctx.data()), ag::from_data({1, L, C}, obs.data()),
-                    ForwardOptions{}, false, &weights);
+  predict_positions(context_view(1, L, C, ctx.data(), obs.data()), ForwardOptions{}, false,
+                    &weights);
   std::vector<std::vector<float>> maps;
   for (const ag::Tensor& w : weights) {
     const ag::Tensor c = w.contiguous();  // [1, heads, N, N]

@@ -10,14 +10,14 @@
 namespace attnfc::model::detail {
 
 // A [B, T, C] series given as raw row-major values and an optional observed mask
-// (nullptr = all observed). A window's context may come from one buffer and its
-// future from another, so the series is split at `split` time steps.
+// (nullptr = all observed; uint8 0/1 as in base/sample.hpp). A sample's context and
+// its target sit in two buffers, so the series is split at `split` time steps.
 struct SeriesView {
   int64_t batch = 0, length = 0, channels = 1;
-  const float* head = nullptr;           // [B, split, C]
-  const float* head_observed = nullptr;  // values 0/1, or nullptr
-  const float* tail = nullptr;           // [B, length - split, C], may be null if split == length
-  const float* tail_observed = nullptr;
+  const float* head = nullptr;             // [B, split, C]
+  const uint8_t* head_observed = nullptr;  // or nullptr
+  const float* tail = nullptr;             // [B, length - split, C], null if split == length
+  const uint8_t* tail_observed = nullptr;
   int64_t split = 0;
 
   float value(int64_t b, int64_t t, int64_t c) const {
@@ -25,10 +25,10 @@ struct SeriesView {
                      : tail[(b * (length - split) + (t - split)) * channels + c];
   }
   bool observed(int64_t b, int64_t t, int64_t c) const {
-    const float* m = t < split ? head_observed : tail_observed;
+    const uint8_t* m = t < split ? head_observed : tail_observed;
     if (!m) return true;
-    return t < split ? m[(b * split + t) * channels + c] != 0.0f
-                     : m[(b * (length - split) + (t - split)) * channels + c] != 0.0f;
+    return t < split ? m[(b * split + t) * channels + c] != 0
+                     : m[(b * (length - split) + (t - split)) * channels + c] != 0;
   }
 };
 

@@ -7,74 +7,11 @@
 namespace attnfc::model {
 namespace {
 
-template <typename E>
-struct Names;
-template <>
-struct Names<ChannelMode> {
-  static constexpr const char* v[] = {"independent", "mixed"};
-};
-template <>
-struct Names<InputNorm> {
-  static constexpr const char* v[] = {"none", "instance", "causal"};
-};
-template <>
-struct Names<PatchEmbedding> {
-  static constexpr const char* v[] = {"linear", "mlp"};
-};
-template <>
-struct Names<PositionalEncoding> {
-  static constexpr const char* v[] = {"sinusoidal", "learned", "none"};
-};
-template <>
-struct Names<HeadTarget> {
-  static constexpr const char* v[] = {"value", "delta"};
-};
-template <>
-struct Names<LossPositions> {
-  static constexpr const char* v[] = {"all", "last"};
-};
-template <>
-struct Names<LossKind> {
-  static constexpr const char* v[] = {"mse", "mae", "huber"};
-};
-
-template <typename E>
-E read_choice(ConfigSection& s, const std::string& key, E fallback) {
-  std::vector<std::string> allowed(std::begin(Names<E>::v), std::end(Names<E>::v));
-  const std::string word = s.get_choice(key, Names<E>::v[static_cast<int>(fallback)], allowed);
-  for (size_t i = 0; i < allowed.size(); ++i) {
-    if (allowed[i] == word) return static_cast<E>(i);
-  }
-  return fallback;  // unreachable: get_choice throws on anything else
-}
-
 std::string key(const std::string& name) {
   return "config key 'model." + name + "'";
 }
 
 }  // namespace
-
-const char* to_string(ChannelMode v) {
-  return Names<ChannelMode>::v[static_cast<int>(v)];
-}
-const char* to_string(InputNorm v) {
-  return Names<InputNorm>::v[static_cast<int>(v)];
-}
-const char* to_string(PatchEmbedding v) {
-  return Names<PatchEmbedding>::v[static_cast<int>(v)];
-}
-const char* to_string(PositionalEncoding v) {
-  return Names<PositionalEncoding>::v[static_cast<int>(v)];
-}
-const char* to_string(HeadTarget v) {
-  return Names<HeadTarget>::v[static_cast<int>(v)];
-}
-const char* to_string(LossPositions v) {
-  return Names<LossPositions>::v[static_cast<int>(v)];
-}
-const char* to_string(LossKind v) {
-  return Names<LossKind>::v[static_cast<int>(v)];
-}
 
 void ModelConfig::validate() const {
   auto range = [](const std::string& name, double x, double lo, double hi) {
@@ -136,14 +73,14 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.context_length = static_cast<int>(s.get_int("context_length", c.context_length, 1, 65536));
   c.patch_len = static_cast<int>(s.get_int("patch_len", c.patch_len, 1, 4096));
   c.horizon = static_cast<int>(s.get_int("horizon", c.horizon, 1, 65536));
-  c.channel_mode = read_choice(s, "channel_mode", c.channel_mode);
+  c.channel_mode = get_enum(s, "channel_mode", c.channel_mode);
   c.channels = static_cast<int>(s.get_int("channels", c.channels, 1, 4096));
-  c.norm = read_choice(s, "norm", c.norm);
+  c.norm = get_enum(s, "norm", c.norm);
   c.norm_eps = static_cast<float>(s.get_number("norm_eps", c.norm_eps, 0, 1, true));
-  c.target = read_choice(s, "target", c.target);
+  c.target = get_enum(s, "target", c.target);
   c.linear_lookback = static_cast<int>(s.get_int("linear_lookback", c.linear_lookback, 0, 65536));
-  c.embedding = read_choice(s, "embedding", c.embedding);
-  c.positional = read_choice(s, "positional", c.positional);
+  c.embedding = get_enum(s, "embedding", c.embedding);
+  c.positional = get_enum(s, "positional", c.positional);
   c.d_model = static_cast<int>(s.get_int("d_model", c.d_model, 1, 4096));
   c.n_heads = static_cast<int>(s.get_int("n_heads", c.n_heads, 1, 256));
   c.n_layers = static_cast<int>(s.get_int("n_layers", c.n_layers, 0, 64));
@@ -151,8 +88,8 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.dropout = static_cast<float>(s.get_number("dropout", c.dropout, 0, 0.9));
   c.layernorm_eps =
       static_cast<float>(s.get_number("layernorm_eps", c.layernorm_eps, 0, 0.1, true));
-  c.loss_positions = read_choice(s, "loss_positions", c.loss_positions);
-  c.loss = read_choice(s, "loss", c.loss);
+  c.loss_positions = get_enum(s, "loss_positions", c.loss_positions);
+  c.loss = get_enum(s, "loss", c.loss);
   c.huber_delta = static_cast<float>(s.get_number("huber_delta", c.huber_delta, 0, 1e6, true));
   s.finish();
   c.validate();
@@ -164,22 +101,22 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["context_length"] = c.context_length;
   j["patch_len"] = c.patch_len;
   j["horizon"] = c.horizon;
-  j["channel_mode"] = to_string(c.channel_mode);
+  j["channel_mode"] = enum_name(c.channel_mode);
   j["channels"] = c.channels;
-  j["norm"] = to_string(c.norm);
+  j["norm"] = enum_name(c.norm);
   j["norm_eps"] = c.norm_eps;
-  j["target"] = to_string(c.target);
+  j["target"] = enum_name(c.target);
   j["linear_lookback"] = c.linear_lookback;
-  j["embedding"] = to_string(c.embedding);
-  j["positional"] = to_string(c.positional);
+  j["embedding"] = enum_name(c.embedding);
+  j["positional"] = enum_name(c.positional);
   j["d_model"] = c.d_model;
   j["n_heads"] = c.n_heads;
   j["n_layers"] = c.n_layers;
   j["ff_mult"] = c.ff_mult;
   j["dropout"] = c.dropout;
   j["layernorm_eps"] = c.layernorm_eps;
-  j["loss_positions"] = to_string(c.loss_positions);
-  j["loss"] = to_string(c.loss);
+  j["loss_positions"] = enum_name(c.loss_positions);
+  j["loss"] = enum_name(c.loss);
   j["huber_delta"] = c.huber_delta;
   return j;
 }

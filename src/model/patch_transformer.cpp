@@ -22,29 +22,31 @@ uint64_t site_seed(const ForwardOptions& o, uint64_t site) {
   return kernels::random_bits(o.dropout_seed, site);
 }
 
-// Checks a [B, T] or [B, T, C] input and returns C.
-int64_t channels_of(const ag::Tensor& t, const char* what, int64_t expected_channels) {
-  if (t.ndim() != 2 && t.ndim() != 3) {
-    throw std::invalid_argument(std::string("PatchTransformer: ") + what +
-                                " must be [B, T] or [B, T, C], got " + t.shape().str());
+// The series view of a sample batch: its context, followed by its target when
+// with_target. Throws when the batch is not shaped for this model.
+detail::SeriesView view_of(const SampleBatch& batch, const ModelConfig& cfg, bool with_target) {
+  const int64_t L = cfg.context_length, H = cfg.horizon, C = cfg.token_channels();
+  if (batch.width != C)
+    throw InputError("model: the samples have " + std::to_string(batch.width) +
+                     " values per step, but the model was built for " + std::to_string(C) +
+                     " (model.channel_mode/model.channels)");
+  if (batch.context != L || (with_target && (batch.horizon != H || !batch.target_values)))
+    throw std::invalid_argument("PatchTransformer: samples of context " +
+                                std::to_string(batch.context) + " and horizon " +
+                                std::to_string(batch.horizon) + ", expected " + std::to_string(L) +
+                                " and " + std::to_string(H) + (with_target ? " with targets" : ""));
+  detail::SeriesView view;
+  view.batch = batch.count;
+  view.channels = C;
+  view.split = L;
+  view.length = with_target ? L + H : L;
+  view.head = batch.context_values;
+  view.head_observed = batch.context_observed;
+  if (with_target) {
+    view.tail = batch.target_values;
+    view.tail_observed = batch.target_observed;
   }
-  const int64_t c = t.ndim() == 3 ? t.size(2) : 1;
-  if (c != expected_channels) {
-    throw InputError(std::string("model: ") + what + " has " + std::to_string(c) +
-                     " channels per step, but the model was built for " +
-                     std::to_string(expected_channels) + " (model.channel_mode/model.channels)");
-  }
-  return c;
-}
-
-const float* mask_data(const ag::Tensor& observed, const ag::Tensor& values, const char* what) {
-  if (!observed.defined()) return nullptr;
-  if (observed.numel() != values.numel() || observed.size(0) != values.size(0) ||
-      observed.size(1) != values.size(1)) {
-    throw std::invalid_argument(std::string("PatchTransformer: ") + what + " mask " +
-                                observed.shape().str() + " does not match " + values.shape().str());
-  }
-  return observed.data();
+  return view;
 }
 
 }  // namespace
@@ -107,25 +109,9 @@ int64_t PatchTransformer::num_parameters() const {
   return n;
 }
 
-ag::Tensor PatchTransformer::predict_positions(const ag::Tensor& context_in,
-                                               const ag::Tensor& observed_in,
+ag::Tensor PatchTransformer::predict_positions(const detail::SeriesView& view,
                                                const ForwardOptions& options, bool last_only,
                                                std::vector<ag::Tensor>* attention) const {
-  const int64_t C = channels_of(context_in, "context", config_.token_channels());
-  const int64_t L = config_.context_length;
-  if (context_in.size(1) != L) {
-    throw std::invalid_argument("PatchTransformer: context has " +
-                                std::to_string(context_in.size(1)) + " steps, expected " +
-                                std::to_string(L) + " (model.context_length)");
-  }
-  const ag::Tensor context = context_in.contiguous();
-  const ag::Tensor observed = observed_in.defined() ? observed_in.contiguous() : observed_in;
-  detail::SeriesView view;
-  view.batch = context.size(0);
-  view.length = view.split = L;
-  view.channels = C;
-  view.head = context.data();
-  view.head_observed = mask_data(observed, context, "context");
   return forward_prepared(detail::prepare_inputs(config_, view, last_only), options, last_only,
                           attention);
 }
@@ -188,57 +174,15 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   return ag::add(pred, linear_skip_bias_.reshape({H, 1}));
 }
 
-ag::Tensor PatchTransformer::forward(const ag::Tensor& context, const ag::Tensor& observed,
+ag::Tensor PatchTransformer::forward(const SampleBatch& batch,
                                      const ForwardOptions& options) const {
-  const ag::Tensor pred = predict_positions(context, observed, options, false, nullptr);
+  const ag::Tensor pred =
+      predict_positions(view_of(batch, config_, false), options, false, nullptr);
   return pred.reshape({pred.size(0), pred.size(1), pred.size(2) * pred.size(3)});
 }
 
-ag::Tensor PatchTransformer::loss(const ag::Tensor& window, const ag::Tensor& observed,
-                                  const ForwardOptions& options) const {
-  const int64_t L = config_.context_length, H = config_.horizon;
-  channels_of(window, "window", config_.token_channels());
-  if (window.size(1) != L + H) {
-    throw std::invalid_argument("PatchTransformer::loss: window has " +
-                                std::to_string(window.size(1)) + " steps, expected " +
-                                std::to_string(L + H) + " (context_length + horizon)");
-  }
-  const ag::Tensor w = window.contiguous();
-  const ag::Tensor m = observed.defined() ? observed.contiguous() : observed;
-  detail::SeriesView view;
-  view.batch = w.size(0);
-  view.length = view.split = L + H;
-  view.channels = config_.token_channels();
-  view.head = w.data();
-  view.head_observed = mask_data(m, w, "window");
-  return loss_on(view, options);
-}
-
-ag::Tensor PatchTransformer::loss(const ag::Tensor& context_in, const ag::Tensor& context_observed,
-                                  const ag::Tensor& future_in, const ag::Tensor& future_observed,
-                                  const ForwardOptions& options) const {
-  const int64_t L = config_.context_length, H = config_.horizon;
-  const int64_t C = channels_of(context_in, "context", config_.token_channels());
-  channels_of(future_in, "future", config_.token_channels());
-  if (context_in.size(1) != L || future_in.size(1) != H ||
-      context_in.size(0) != future_in.size(0)) {
-    throw std::invalid_argument("PatchTransformer::loss: context " + context_in.shape().str() +
-                                " and future " + future_in.shape().str() + " must be [B, " +
-                                std::to_string(L) + "] and [B, " + std::to_string(H) + "]");
-  }
-  const ag::Tensor context = context_in.contiguous(), future = future_in.contiguous();
-  const ag::Tensor cm = context_observed.defined() ? context_observed.contiguous() : ag::Tensor();
-  const ag::Tensor fm = future_observed.defined() ? future_observed.contiguous() : ag::Tensor();
-  detail::SeriesView view;
-  view.batch = context.size(0);
-  view.length = L + H;
-  view.split = L;
-  view.channels = C;
-  view.head = context.data();
-  view.head_observed = mask_data(cm, context, "context");
-  view.tail = future.data();
-  view.tail_observed = mask_data(fm, future, "future");
-  return loss_on(view, options);
+ag::Tensor PatchTransformer::loss(const SampleBatch& batch, const ForwardOptions& options) const {
+  return loss_on(view_of(batch, config_, true), options);
 }
 
 ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,

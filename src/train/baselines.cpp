@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attnfc/data/seasonality.hpp"
 #include "attnfc/kernels/threading.hpp"
 
 namespace attnfc::train {
@@ -23,50 +24,9 @@ double last_observed(const float* ctx, int t, int channels, int c) {
 }  // namespace
 
 int infer_period(const SeriesRef& train, int max_lag, double min_acf) {
-  max_lag = static_cast<int>(std::min<int64_t>(max_lag, train.rows / 2));
-  if (max_lag < 3) return 1;
-  // Autocorrelation of the first differences: a level shift or slow trend makes the raw ACF
-  // decay smoothly and blurs the seasonal peaks (raw, ETTh1's OT peaks at lag 22, not 24).
-  const int64_t n = train.rows - 1;
-  std::vector<double> d(n);
-  std::vector<double> acf(max_lag + 1, 0.0);
-  int used = 0;
-  for (int c = 0; c < train.channels; ++c) {
-    double sum = 0;
-    int64_t count = 0;
-    for (int64_t t = 0; t < n; ++t) {
-      d[t] = static_cast<double>(train.at(t + 1, c)) - train.at(t, c);
-      if (!std::isnan(d[t])) sum += d[t], ++count;
-    }
-    if (count < 2) continue;
-    const double mean = sum / static_cast<double>(count);
-    double var = 0;
-    for (int64_t t = 0; t < n; ++t)
-      if (!std::isnan(d[t])) var += (d[t] - mean) * (d[t] - mean);
-    if (!(var > 1e-12 * count * (1 + mean * mean))) continue;  // no variation, no season
-    for (int k = 1; k <= max_lag; ++k) {
-      double cov = 0;
-      for (int64_t t = k; t < n; ++t)
-        if (!std::isnan(d[t]) && !std::isnan(d[t - k])) cov += (d[t] - mean) * (d[t - k] - mean);
-      acf[k] += cov / var;
-    }
-    ++used;
-  }
-  if (used == 0) return 1;
-  int best = 1;
-  double best_acf = min_acf;
-  for (int k = 2; k < max_lag; ++k) {
-    const double a = acf[k] / used;
-    const bool peak = acf[k] > acf[k - 1] && acf[k] >= acf[k + 1];
-    if (peak && a > best_acf) best = k, best_acf = a;
-  }
-  // A multiple of the season can peak a little higher by chance (ETTh1's 7 channels: 48, not
-  // 24); prefer the shortest divisor of the best lag whose peak is nearly as high.
-  for (int k = 2; k < best; ++k) {
-    if (best % k != 0 || !(acf[k] > acf[k - 1] && acf[k] >= acf[k + 1])) continue;
-    if (acf[k] / used >= 0.8 * best_acf) return k;
-  }
-  return best;
+  // No season means period 1: seasonal-naive is then repeat-last.
+  return std::max(
+      1, data::seasonal_period(train.data, train.rows, train.channels, max_lag, nullptr, min_acf));
 }
 
 void repeat_last(const float* contexts, int64_t batch, int context, int horizon, int channels,
@@ -140,15 +100,15 @@ void cholesky_solve(std::vector<double>& A, int n, std::vector<double>& B, int n
   }
 }
 
-NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ridge) {
-  return fit_path(train, context, horizon, {ridge}).front();
-}
+namespace {
 
-std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int horizon,
-                                       const std::vector<double>& ridges) {
-  if (ridges.empty()) throw std::invalid_argument("NLinear: no ridge given");
-  if (context < 1 || horizon < 1)
-    throw std::invalid_argument("NLinear: context and horizon must be positive");
+// The lower triangle of X^T X and X^T y over every complete training window (features:
+// the L last-value-normalised inputs and a constant 1; targets: the H normalised values).
+struct NormalEquations {
+  std::vector<double> xtx, xty;
+  int64_t windows = 0;
+};
+NormalEquations normal_equations(const SeriesRef& train, int context, int horizon) {
   const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
   const int64_t starts = train.rows - context - horizon + 1;
   std::vector<double> xtx(static_cast<size_t>(n) * n, 0.0),
@@ -194,6 +154,25 @@ std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int 
     }
   }
   flush(fill);
+  return {std::move(xtx), std::move(xty), used};
+}
+
+}  // namespace
+
+NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ridge) {
+  return fit_path(train, context, horizon, {ridge}).front();
+}
+
+std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int horizon,
+                                       const std::vector<double>& ridges) {
+  if (ridges.empty()) throw std::invalid_argument("NLinear: no ridge given");
+  if (context < 1 || horizon < 1)
+    throw std::invalid_argument("NLinear: context and horizon must be positive");
+  const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
+  NormalEquations eq = normal_equations(train, context, horizon);
+  std::vector<double>& xtx = eq.xtx;
+  const std::vector<double>& xty = eq.xty;
+  const int64_t used = eq.windows;
   if (used < n)
     throw std::invalid_argument("NLinear: " + std::to_string(used) +
                                 " complete training windows, need at least " + std::to_string(n) +

@@ -15,6 +15,7 @@
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/loaded_model.hpp"
+#include "phases.hpp"
 
 namespace attnfc::train {
 
@@ -26,19 +27,15 @@ uint64_t member_seed(uint64_t seed, int k) {
 
 namespace {
 
-std::string member_dir(const std::string& out_dir, int k) {
-  return (fs::path(out_dir) / "members" / std::to_string(k)).string();
-}
-
 // Reads the finished members' models and writes them as one ensemble file with the
 // ensemble's own run config. Returns that model, for scoring without reading it back.
-LoadedModel combine_members(const std::string& out_dir, const RunConfig& config,
+LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
                             const nlohmann::json& resolved) {
   LoadedModel all;
-  all.path = run_file(out_dir, "model.safetensors");
+  all.path = paths.model();
   all.run = config;
   for (int k = 1; k <= config.train.ensemble; ++k) {
-    LoadedModel m = LoadedModel::load(run_file(member_dir(out_dir, k), "model.safetensors"));
+    LoadedModel m = LoadedModel::load(paths.member(k).model());
     if (k == 1) {
       all.scaler = m.scaler, all.columns = m.columns, all.frequency = m.frequency;
     } else {
@@ -75,7 +72,7 @@ struct MemberRecord {
 
 // InputError naming the file and the key when a member's metrics.json is damaged.
 MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
-  const nlohmann::json m = model::load_json_file(path);
+  const nlohmann::json m = load_json_file(path);
   try {
     MemberRecord r;
     r.epochs_run = m.at("epochs_run").get<int>();
@@ -97,8 +94,21 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not the metrics.json of a finished run (" + e.what() +
-                     "); delete that member's folder and resume to train it again");
+                     "); delete that member's folder and resume the ensemble to train it again");
   }
+}
+
+// Member k's training call: its folder, whether it resumes, what is left of the budget.
+TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int64_t steps_done) {
+  TrainOptions mo = opt;
+  mo.out_dir = member.dir;
+  // A member folder without a checkpoint has no progress to keep (it was stopped
+  // before its first save): start it again.
+  mo.resume = fs::exists(member.checkpoint()) || fs::exists(member.metrics());
+  if (!mo.resume) fs::remove_all(mo.out_dir);
+  if (opt.interrupt_after_steps > 0)  // what is left of this call's budget
+    mo.interrupt_after_steps = opt.interrupt_after_steps - steps_done;
+  return mo;
 }
 
 }  // namespace
@@ -106,26 +116,21 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
 TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
   RunConfig config = config_in;
   const int K = config.train.ensemble;
-  const std::string metrics_path = run_file(opt.out_dir, "metrics.json");
-  const std::string members_path = (fs::path(opt.out_dir) / "members").string();
-  if (open_run_folder(opt, config)) {
+  const RunFolder folder(opt.out_dir);
+  const RunPaths& paths = folder.paths();
+  const RunStart start = folder.decide_start(opt.resume, config);
+  if (start == RunStart::kAlreadyFinished) {
     TrainResult done;
     done.status = TrainResult::Status::kAlreadyFinished;
     done.members = K;
     return done;
   }
-  if (opt.resume && !fs::exists(members_path))
-    throw InputError(members_path + ": nothing to resume (no ensemble members in " + opt.out_dir +
-                     ")");
-
   // The data decides model.channels of a mixed model, as in a single run, so the
-  // config.json written here is the one every member resolves to (seed aside).
-  const data::TimeSeries series = data::load_series(config.data.csv);
-  resolve_model_channels(config, series.num_channels());
-  const nlohmann::json resolved = to_json(config);
-  const std::string config_json = resolved.dump(2) + "\n";
-  if (opt.resume) check_resume_config(opt.out_dir, resolved);
-  write_file_atomic(run_file(opt.out_dir, "config.json"), config_json);
+  // config.json written here is the one every member resolves to (seed aside). The
+  // scorer is built now so that a run that could not be scored never trains.
+  const std::unique_ptr<detail::RunData> data = detail::prepare_data(config);
+  const nlohmann::json resolved =
+      detail::write_resolved_config(folder, config, start == RunStart::kResume);
 
   TrainResult result;
   result.members = K;
@@ -138,27 +143,16 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     // finished members, and let --resume start the next one. (A step budget always ends
     // inside a member: the loop stops right after the step that spends it.)
     if (k > 1 && opt.interrupt && opt.interrupt->load()) {
-      spdlog::warn(
-          "interrupted before ensemble member {}; continue with: attnfc train --out {} "
-          "--resume",
-          k, opt.out_dir);
+      spdlog::warn("interrupted before ensemble member {}; the finished members are kept", k);
       result.status = TrainResult::Status::kInterrupted;
       return result;
     }
     RunConfig mc = config;
     mc.train.ensemble = 1;
     mc.train.seed = member_seed(config.train.seed, k);
-    TrainOptions mo = opt;
-    mo.out_dir = member_dir(opt.out_dir, k);
-    mo.resume_dir = opt.out_dir;
-    // A member folder without a checkpoint has no progress to keep (it was stopped
-    // before its first save): start it again.
-    mo.resume = fs::exists(run_file(mo.out_dir, "checkpoint.safetensors")) ||
-                fs::exists(run_file(mo.out_dir, "metrics.json"));
-    if (!mo.resume) fs::remove_all(mo.out_dir);
-    if (opt.interrupt_after_steps > 0)  // what is left of this call's budget
-      mo.interrupt_after_steps = opt.interrupt_after_steps - result.steps_this_call;
-    if (!(mo.resume && fs::exists(run_file(mo.out_dir, "metrics.json"))))
+    const RunPaths member = paths.member(k);
+    const TrainOptions mo = member_options(opt, member, result.steps_this_call);
+    if (!(mo.resume && fs::exists(member.metrics())))
       spdlog::info("ensemble member {} of {} (seed {}) -> {}", k, K, mc.train.seed, mo.out_dir);
     const TrainResult r = train(mc, mo);
     result.steps_this_call += r.steps_this_call;
@@ -167,8 +161,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
       result.steps += r.steps;
       return result;
     }
-    const MemberRecord m =
-        read_member_record(run_file(mo.out_dir, "metrics.json"), k, mc.train.seed);
+    const MemberRecord m = read_member_record(member.metrics(), k, mc.train.seed);
     members.push_back(m.entry);
     result.epochs_run += m.epochs_run;
     result.steps += m.steps;
@@ -180,13 +173,9 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     }
   }
 
-  const LoadedModel lm = combine_members(opt.out_dir, config, resolved);
-  const data::Split split = make_split(config.data, series, lm.context());
-  std::vector<std::string> parts{"val"};
-  if (config.train.evaluate_test) parts.push_back("test");
+  const LoadedModel lm = combine_members(paths, config, resolved);
   std::string table;
-  nlohmann::json metrics = evaluate_model(lm.members(), series, lm.scaler, split, parts,
-                                          config.train.eval_batch_size, &table);
+  nlohmann::json metrics = data->scorer->evaluate(lm.members(), &table);
   result.best_val_loss = metrics["val"]["models"]["attnfc"]["scaled"]["mse"].get<double>();
   spdlog::info("ensemble of {} members:\n{}", K, table);
   metrics.update({{"best_epoch", result.best_epoch},
@@ -197,7 +186,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"train_seconds", seconds},
                   {"members", members}});
   if (!linear_start.is_null()) metrics["linear_start"] = linear_start;
-  write_file_atomic(metrics_path, metrics.dump(2) + "\n");
+  write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;
 }

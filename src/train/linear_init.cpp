@@ -71,7 +71,7 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& 
     throw InputError(
         "train.linear_init: \"least_squares\" fits changes from the last value, which needs "
         "model.target = \"delta\" (found \"" +
-        std::string(model::to_string(cfg.target)) + "\"); use \"zero\"");
+        std::string(enum_name(cfg.target)) + "\"); use \"zero\"");
   const ag::Tensor weight = net.parameters().find("linear_skip.weight");
   const ag::Tensor bias = net.parameters().find("linear_skip.bias");
   if (!weight.defined() || weight.numel() != static_cast<int64_t>(K) * H || !bias.defined())

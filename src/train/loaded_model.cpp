@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "attnfc/base/error.hpp"
-#include "attnfc/train/evaluate.hpp"
+#include "attnfc/base/json_parse.hpp"
 
 namespace attnfc::train {
 
@@ -14,7 +14,7 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   const model::ModelConfig& cfg = members.front()->config();
   const int L = cfg.context_length;
   const int H = horizon > 0 ? horizon : cfg.horizon;
-  const bool mixed = cfg.channel_mode == model::ChannelMode::kMixed;
+  const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
   const int C = channels;
   // Scratch buffers are reused across calls (each member's forecast still allocates).
   auto ctx = std::make_shared<std::vector<float>>();
@@ -59,11 +59,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
     if (v.empty())
       throw InputError(path + ": metadata '" + key +
                        "' is missing; expected a model written by 'attnfc train'");
-    try {
-      return nlohmann::json::parse(v);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(path + ": metadata '" + key + "' is not valid JSON (" + e.what() + ")");
-    }
+    return parse_json_bounded(v, path + ": metadata '" + key + "'");
   };
   lm.scaler = data::Scaler::from_json(need("scaler"));
   const nlohmann::json cols = need("columns");
@@ -100,55 +96,6 @@ data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
   opt.value_columns = columns;
   opt.regular = false;
   return data::load_series(opt);
-}
-
-std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler) {
-  std::vector<float> v = series.values;
-  scaler.transform(v.data(), series.rows());
-  if (series.missing_policy == data::MissingPolicy::kMask)
-    for (size_t i = 0; i < v.size(); ++i)
-      if (!series.observed[i]) v[i] = std::nanf("");
-  return v;
-}
-
-nlohmann::json evaluate_model(const Members& m, const data::TimeSeries& series,
-                              const data::Scaler& scaler, const data::Split& split,
-                              const std::vector<std::string>& parts, int eval_batch,
-                              std::string* table) {
-  const int C = static_cast<int>(series.num_channels());
-  const int L = m.front()->config().context_length, H = m.front()->config().horizon;
-  const std::vector<float> values = scaled_with_gaps(series, scaler);
-  const SeriesRef train_rows{values.data() + split.train.begin * C,
-                             static_cast<int64_t>(split.train.size()), C};
-  int period = 1;
-  std::vector<NamedForecaster> all{{"attnfc", model_forecaster(m, C)}};
-  const auto base = baseline_forecasters(train_rows, L, H, 0, &period);
-  all.insert(all.end(), base.begin(), base.end());
-  const std::vector<double> mase_s = mase_scale(train_rows.data, train_rows.rows, C, period);
-  std::vector<float> train_orig(train_rows.data, train_rows.data + train_rows.rows * C);
-  scaler.inverse_transform(train_orig.data(), train_rows.rows);
-  const std::vector<double> mase_o = mase_scale(train_orig.data(), train_rows.rows, C, period);
-  auto unscale = [&scaler](float* v, int64_t rows) { scaler.inverse_transform(v, rows); };
-
-  nlohmann::json out = {{"seasonal_period", period}};
-  for (const auto& part : parts) {
-    if (part != "val" && part != "test")
-      throw InputError("--split: found '" + part + "', expected val, test or all");
-    const data::RowRange t = part == "val" ? split.val_targets() : split.test_targets();
-    const WindowProtocol p{L, H, static_cast<int64_t>(t.begin), static_cast<int64_t>(t.end),
-                           eval_batch};
-    const auto scored = evaluate_windows({values.data(), static_cast<int64_t>(series.rows()), C},
-                                         unscale, p, mase_s, mase_o, all);
-    if (table)
-      *table += part + " split: " + std::to_string(p.windows()) + " windows, target rows " +
-                std::to_string(t.begin) + ".." + std::to_string(t.end) + " (" +
-                series.format_time(series.timestamps[t.begin]) + " .. " +
-                series.format_time(series.timestamps[t.end - 1]) + ")\n" + format_table(scored) +
-                "\n";
-    out[part] = {
-        {"windows", p.windows()}, {"target_rows", {t.begin, t.end}}, {"models", to_json(scored)}};
-  }
-  return out;
 }
 
 }  // namespace attnfc::train

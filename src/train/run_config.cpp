@@ -3,23 +3,23 @@
 #include <filesystem>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/json_parse.hpp"
 #include "attnfc/data/time.hpp"
 #include "attnfc/model/checkpoint.hpp"
 
 namespace attnfc::train {
 
-using model::ConfigSection;
-
 void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets) {
   for (const auto& set : sets) {
     const size_t eq = set.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError("--set '" + set + "': expected section.key=value, e.g. train.lr=0.0005");
+      throw InputError("config override '" + set +
+                       "': expected section.key=value, e.g. train.lr=0.0005");
     const std::string path = set.substr(0, eq), text = set.substr(eq + 1);
     nlohmann::json value;
     try {
-      value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+      value = parse_json_bounded(text, "config override '" + set + "'");
+    } catch (const JsonSyntaxError&) {
       value = text;  // a bare word such as cosine or datasets/x.csv
     }
     nlohmann::json* node = &root;
@@ -27,10 +27,11 @@ void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets)
     while (true) {
       const size_t dot = path.find('.', begin);
       const std::string part = path.substr(begin, dot == std::string::npos ? dot : dot - begin);
-      if (part.empty()) throw InputError("--set '" + set + "': empty key in '" + path + "'");
+      if (part.empty())
+        throw InputError("config override '" + set + "': empty key in '" + path + "'");
       if (!node->is_object()) {
         if (!node->is_null())
-          throw InputError("--set '" + set + "': '" + path.substr(0, begin - 1) +
+          throw InputError("config override '" + set + "': '" + path.substr(0, begin - 1) +
                            "' is not an object");
         *node = nlohmann::json::object();
       }
@@ -43,18 +44,6 @@ void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets)
 }
 
 namespace {
-
-const char* schedule_name(ScheduleKind k) {
-  switch (k) {
-    case ScheduleKind::kConstant:
-      return "constant";
-    case ScheduleKind::kStep:
-      return "step";
-    case ScheduleKind::kCosine:
-      break;
-  }
-  return "cosine";
-}
 
 DataConfig parse_data(const nlohmann::json& section) {
   ConfigSection s(section, "data");
@@ -112,10 +101,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
   t.lr = s.get_number("lr", t.lr, 0, 10, true);
   t.min_lr = s.get_number("min_lr", t.min_lr, 0, 10);
-  const std::string sched = s.get_choice("schedule", "cosine", {"cosine", "step", "constant"});
-  t.schedule = sched == "step"       ? ScheduleKind::kStep
-               : sched == "constant" ? ScheduleKind::kConstant
-                                     : ScheduleKind::kCosine;
+  t.schedule = get_enum(s, "schedule", t.schedule);
   t.warmup_steps = s.get_int("warmup_steps", t.warmup_steps, 0, int64_t{1} << 40);
   t.step_epochs = static_cast<int>(s.get_int("step_epochs", t.step_epochs, 1, 100000));
   t.gamma = s.get_number("gamma", t.gamma, 0, 1, true);
@@ -185,7 +171,7 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"time_column", d.csv.time_column},
                          {"time_columns", d.csv.time_columns},
                          {"columns", d.csv.value_columns},
-                         {"missing", data::to_string(d.csv.missing)},
+                         {"missing", enum_name(d.csv.missing)},
                          {"regular", d.csv.regular},
                          {"frequency", d.csv.frequency}};
   if (d.split_protocol == "rows")
@@ -202,7 +188,7 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"batch_size", t.batch_size},
                           {"lr", t.lr},
                           {"min_lr", t.min_lr},
-                          {"schedule", schedule_name(t.schedule)},
+                          {"schedule", enum_name(t.schedule)},
                           {"warmup_steps", t.warmup_steps},
                           {"step_epochs", t.step_epochs},
                           {"gamma", t.gamma},
@@ -227,7 +213,7 @@ nlohmann::json to_json(const RunConfig& r) {
 }
 
 void resolve_model_channels(RunConfig& config, size_t data_channels) {
-  if (config.model.channel_mode != model::ChannelMode::kMixed) return;
+  if (config.model.channel_mode != ChannelMode::kMixed) return;
   const int C = static_cast<int>(data_channels);
   if (!config.model_channels_given) config.model.channels = C;
   if (config.model.channels != C)

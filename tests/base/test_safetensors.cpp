@@ -6,10 +6,10 @@
 #include <string>
 
 #include "attnfc/base/error.hpp"
-#include "attnfc/model/safetensors.hpp"
+#include "attnfc/base/safetensors.hpp"
 
 using attnfc::InputError;
-namespace st = attnfc::model::safetensors;
+namespace st = attnfc::safetensors;
 
 namespace {
 std::string with_header(const std::string& json, const std::string& data) {
@@ -127,4 +127,37 @@ TEST_CASE("safetensors: write is atomic and read returns what was written") {
   st::write(path, f);
   CHECK(st::read(path).find("t")->values == f.tensors[0].values);
   std::remove(path.c_str());
+}
+
+TEST_CASE("safetensors: element counts are overflow-checked (issue 18 item 12)") {
+  // [2^32, 2^32] F32 wraps to 0 elements in 64 bits: it must not pass as an empty tensor.
+  std::string e = error_of(with_header(
+      R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""));
+  CHECK(contains(e, "tensor 't': shape [4294967296,4294967296] has more than 2^64 elements"));
+  // 2^62 elements of 4 bytes: the byte count wraps instead.
+  e = error_of(with_header(
+      R"({"t":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", ""));
+  CHECK(contains(e, "needs more than 2^64 bytes"));
+  e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""));
+  CHECK(contains(e, "invalid dimension -1"));
+  // A 100k-dimension shape is refused without echoing it.
+  std::string dims;
+  for (int i = 0; i < 100000; ++i) dims += i ? ",1" : "1";
+  e = error_of(with_header(
+      R"({"t":{"dtype":"F32","shape":[)" + dims + R"(],"data_offsets":[0,4]}})", "abcd"));
+  CHECK(contains(e, "shape has 100000 dimensions, expected at most 8"));
+  CHECK(e.size() < 300);
+}
+
+TEST_CASE("safetensors: the header JSON is bounded and duplicate tensor names are refused") {
+  std::string e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                       R"("t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                                       "abcd"));
+  CHECK(contains(e, "x.safetensors: header JSON: key 't' appears twice"));
+  const std::string deep =
+      R"({"__metadata__":{"k":)" + std::string(100000, '[') + std::string(100000, ']') + "}}";
+  e = error_of(with_header(deep, ""));
+  CHECK(contains(e, "nested deeper than 64 levels"));
+  e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[1e999],"data_offsets":[0,4]}})", ""));
+  CHECK(contains(e, "key 't.shape[0]'"));
 }

@@ -170,7 +170,7 @@ struct TrainedModel {
     attnfc::train::TrainOptions opts;
     opts.out_dir = dir + "/run";
     attnfc::train::train(attnfc::train::parse_run_config(cfg), opts);
-    model = attnfc::train::run_file(opts.out_dir, "model.safetensors");
+    model = attnfc::train::RunPaths{opts.out_dir}.model();
   }
   ~TrainedModel() { std::filesystem::remove_all(dir); }
 };

@@ -5,15 +5,15 @@
 #include <numbers>
 #include <vector>
 
+#include "attention_probe.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/kernels/softmax.hpp"
-#include "attnfc/nn/attention_probe.hpp"
 
 using namespace attnfc;
-using nn::ProbeSeries;
+using cli::ProbeSeries;
 
 TEST_CASE("period-4 sine, L = 8: causal weights equal the closed form and rows sum to one") {
-  const auto r = nn::series_attention(ProbeSeries::Sine, 4.0, 8);
+  const auto r = cli::series_attention(ProbeSeries::Sine, 4.0, 8);
   REQUIRE(r.length == 8);
   REQUIRE(r.weights.size() == 64u);
   CHECK(r.max_row_sum_error < 1e-6);
@@ -50,37 +50,37 @@ TEST_CASE("period-4 sine, L = 8: causal weights equal the closed form and rows s
 }
 
 TEST_CASE("the dominant lag follows the period") {
-  CHECK(nn::series_attention(ProbeSeries::Sine, 6.0, 18).dominant_lag == 6);
-  CHECK(nn::series_attention(ProbeSeries::Sine, 5.0, 16).dominant_lag == 5);
+  CHECK(cli::series_attention(ProbeSeries::Sine, 6.0, 18).dominant_lag == 6);
+  CHECK(cli::series_attention(ProbeSeries::Sine, 5.0, 16).dominant_lag == 5);
 }
 
 TEST_CASE("on a rising trend every query attends most to the most recent key") {
-  const auto r = nn::series_attention(ProbeSeries::Trend, 4.0, 8);
+  const auto r = cli::series_attention(ProbeSeries::Trend, 4.0, 8);
   for (int i = 1; i < 8; ++i)
     for (int j = 1; j <= i; ++j) CHECK(r.weights[i * 8 + j] > r.weights[i * 8 + j - 1]);
   CHECK(r.dominant_lag == 1);
 }
 
 TEST_CASE("noise is seeded and the unscaled head is sharper") {
-  const auto a = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
-  const auto b = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
-  const auto c = nn::series_attention(ProbeSeries::Noise, 4.0, 8, true, 8);
+  const auto a = cli::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
+  const auto b = cli::series_attention(ProbeSeries::Noise, 4.0, 8, true, 7);
+  const auto c = cli::series_attention(ProbeSeries::Noise, 4.0, 8, true, 8);
   CHECK(a.weights == b.weights);
   CHECK(a.weights != c.weights);
-  const auto s = nn::series_attention(ProbeSeries::Sine, 4.0, 8, true);
-  const auto u = nn::series_attention(ProbeSeries::Sine, 4.0, 8, false);
+  const auto s = cli::series_attention(ProbeSeries::Sine, 4.0, 8, true);
+  const auto u = cli::series_attention(ProbeSeries::Sine, 4.0, 8, false);
   CHECK(u.max_row_sum_error < 1e-6);
   for (int i = 1; i < 8; ++i) CHECK(u.weights[i * 8 + i] > s.weights[i * 8 + i]);
 }
 
 TEST_CASE("bad demo settings are input errors") {
-  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, 1.0, 8), InputError);
-  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, NAN, 8), InputError);
-  CHECK_THROWS_AS(nn::series_attention(ProbeSeries::Sine, 4.0, 0), InputError);
-  CHECK_THROWS_AS(nn::parse_probe_series("square"), InputError);
-  CHECK(nn::parse_probe_series("trend") == ProbeSeries::Trend);
-  CHECK_THROWS_AS(nn::probe_width(0), InputError);
-  CHECK_THROWS_AS(nn::probe_width(8, 1, 64), InputError);
+  CHECK_THROWS_AS(cli::series_attention(ProbeSeries::Sine, 1.0, 8), InputError);
+  CHECK_THROWS_AS(cli::series_attention(ProbeSeries::Sine, NAN, 8), InputError);
+  CHECK_THROWS_AS(cli::series_attention(ProbeSeries::Sine, 4.0, 0), InputError);
+  CHECK_THROWS_AS(cli::parse_probe_series("square"), InputError);
+  CHECK(cli::parse_probe_series("trend") == ProbeSeries::Trend);
+  CHECK_THROWS_AS(cli::probe_width(0), InputError);
+  CHECK_THROWS_AS(cli::probe_width(8, 1, 64), InputError);
 }
 
 TEST_CASE("softmax_jacobian_norm matches the Jacobian built column by column") {
@@ -95,16 +95,16 @@ TEST_CASE("softmax_jacobian_norm matches the Jacobian built column by column") {
     kernels::softmax_backward(p.data(), unit.data(), col.data(), 1, n);  // J e_j (J symmetric)
     for (float v : col) frob2 += static_cast<double>(v) * v;
   }
-  CHECK(nn::softmax_jacobian_norm(p.data(), n) == doctest::Approx(std::sqrt(frob2)).epsilon(1e-5));
+  CHECK(cli::softmax_jacobian_norm(p.data(), n) == doctest::Approx(std::sqrt(frob2)).epsilon(1e-5));
   const std::vector<float> uniform(4, 0.25f), one_hot = {0, 1, 0, 0};
-  CHECK(nn::softmax_jacobian_norm(uniform.data(), 4) == doctest::Approx(std::sqrt(3.0) / 4));
-  CHECK(nn::softmax_jacobian_norm(one_hot.data(), 4) == 0.0);
+  CHECK(cli::softmax_jacobian_norm(uniform.data(), 4) == doctest::Approx(std::sqrt(3.0) / 4));
+  CHECK(cli::softmax_jacobian_norm(one_hot.data(), 4) == 0.0);
 }
 
 TEST_CASE("without the sqrt(d_k) divisor the softmax saturates as the width grows") {
-  const auto w1 = nn::probe_width(1);
+  const auto w1 = cli::probe_width(1);
   CHECK(w1.scaled.score_variance == doctest::Approx(w1.unscaled.score_variance));
-  const auto w = nn::probe_width(256);
+  const auto w = cli::probe_width(256);
   CHECK(w.max_entropy == doctest::Approx(std::log(64.0)));
   // q.k of unit-variance vectors has variance D; the divisor brings it back to ~1.
   CHECK(w.scaled.score_variance > 0.7);
@@ -120,15 +120,15 @@ TEST_CASE("without the sqrt(d_k) divisor the softmax saturates as the width grow
   CHECK(w.scaled.saturated_rows == 0.0);
   // The mean Jacobian norm first grows (peaked rows have the steepest softmax), then
   // vanishes as rows turn one-hot.
-  const auto wide = nn::probe_width(4096);
+  const auto wide = cli::probe_width(4096);
   CHECK(wide.unscaled.softmax_grad_norm < 0.5 * wide.scaled.softmax_grad_norm);
   CHECK(wide.unscaled.softmax_grad_norm < w.unscaled.softmax_grad_norm);
   CHECK(wide.scaled.score_variance == doctest::Approx(1.0).epsilon(0.1));
   // Growing the width hurts only the unscaled form.
-  const auto w16 = nn::probe_width(16);
+  const auto w16 = cli::probe_width(16);
   CHECK(w16.unscaled.entropy > w.unscaled.entropy);
   CHECK(std::abs(w16.scaled.entropy - w.scaled.entropy) < 0.3);
-  const auto again = nn::probe_width(256);
+  const auto again = cli::probe_width(256);
   CHECK(again.unscaled.entropy == w.unscaled.entropy);
 }
 
@@ -140,13 +140,13 @@ TEST_CASE("causal_lag_profile: identity, previous-token and uniform heads") {
     prev[i * n + (i > 0 ? i - 1 : 0)] = 1.0f;
     for (int j = 0; j <= i; ++j) uniform[i * n + j] = 1.0f / (i + 1);
   }
-  const auto e = nn::causal_lag_profile(eye.data(), n);
+  const auto e = cli::causal_lag_profile(eye.data(), n);
   CHECK(e.mass[0] == doctest::Approx(1.0));
   CHECK(e.dominant_lag == 0);  // never looks back
-  const auto p = nn::causal_lag_profile(prev.data(), n);
+  const auto p = cli::causal_lag_profile(prev.data(), n);
   CHECK(p.dominant_lag == 1);
   CHECK(p.mass[1] == doctest::Approx(1.0));
-  const auto u = nn::causal_lag_profile(uniform.data(), n);
+  const auto u = cli::causal_lag_profile(uniform.data(), n);
   for (int l = 0; l < n; ++l) CHECK(u.lift[l] == doctest::Approx(1.0));
   CHECK(u.lift_period == 0);
 }
@@ -160,7 +160,7 @@ TEST_CASE("lift_period finds a head's periodic lag preference even at an offset"
     for (int lag = 4; lag <= i; lag += 6) keys.push_back(i - lag);
     for (int j : keys) w[i * n + j] = 1.0f / keys.size();
   }
-  const auto p = nn::causal_lag_profile(w.data(), n);
+  const auto p = cli::causal_lag_profile(w.data(), n);
   CHECK(p.dominant_lag % 6 == 4);
   CHECK(p.lift[4] > 1.0);
   CHECK(p.lift[6] == 0.0);
@@ -173,42 +173,31 @@ TEST_CASE("autocorrelation finds the seasonal period and ignores a trend") {
     seasonal[t] = static_cast<float>(std::sin(2 * std::numbers::pi * t / 24.0) +
                                      0.3 * std::sin(2 * std::numbers::pi * t / 6.0));
   for (size_t t = 0; t < trend.size(); ++t) trend[t] = 0.1f * t;
-  const auto acf = nn::autocorrelation(seasonal, 60);
+  const auto acf = cli::autocorrelation(seasonal, 60);
   REQUIRE(acf.size() == 61u);
   CHECK(acf[0] == doctest::Approx(1.0));
   CHECK(acf[24] > 0.9);
   CHECK(acf[12] < -0.5);
-  CHECK(nn::autocorrelation_peak(acf) == 24);
-  CHECK(nn::autocorrelation_peak(nn::autocorrelation(trend, 50)) == 0);
+  CHECK(cli::autocorrelation_peak(acf) == 24);
+  CHECK(cli::autocorrelation_peak(cli::autocorrelation(trend, 50)) == 0);
   // Missing values are skipped, not propagated.
   gappy = seasonal;
   for (size_t t = 5; t < gappy.size(); t += 17) gappy[t] = NAN;
-  const auto g = nn::autocorrelation(gappy, 60);
+  const auto g = cli::autocorrelation(gappy, 60);
   for (double v : g) CHECK(std::isfinite(v));
-  CHECK(nn::autocorrelation_peak(g) == 24);
+  CHECK(cli::autocorrelation_peak(g) == 24);
   // Degenerate inputs.
-  CHECK(nn::autocorrelation(std::vector<float>(10, 3.0f), 5) == std::vector<double>(6, 0.0));
-  CHECK(nn::autocorrelation(std::vector<float>{}, 5).size() == 1u);
-  CHECK(nn::autocorrelation(std::vector<float>{1, 2, 3}, 10).size() == 3u);
-  CHECK(nn::autocorrelation_peak(acf, 0.99) == 0);
+  CHECK(cli::autocorrelation(std::vector<float>(10, 3.0f), 5) == std::vector<double>(6, 0.0));
+  CHECK(cli::autocorrelation(std::vector<float>{}, 5).size() == 1u);
+  CHECK(cli::autocorrelation(std::vector<float>{1, 2, 3}, 10).size() == 3u);
+  CHECK(cli::autocorrelation_peak(acf, 0.99) == 0);
 }
 
-TEST_CASE("seasonal_period sees a daily cycle through a slow level drift") {
-  // A random-walk-like level (a slow sine of large amplitude) plus a small daily cycle:
-  // the raw autocorrelation decays too slowly to peak at 24; the differenced one does.
+TEST_CASE("the raw autocorrelation of a drifting daily cycle misses the day") {
+  // Why data::seasonal_period differences first (tests/data/test_seasonality.cpp).
   std::vector<float> x(24 * 60);
   for (size_t t = 0; t < x.size(); ++t)
     x[t] = static_cast<float>(20 * std::sin(2 * std::numbers::pi * t / 1500.0) +
                               0.5 * std::sin(2 * std::numbers::pi * t / 24.0));
-  std::vector<double> acf;
-  CHECK(nn::seasonal_period(x, 72, &acf) == 24);
-  CHECK(acf.size() == 73u);
-  CHECK(nn::autocorrelation_peak(nn::autocorrelation(x, 72)) != 24);
-  std::vector<float> trend(300), ramp(720);
-  for (size_t t = 0; t < trend.size(); ++t) trend[t] = 0.5f * t;
-  CHECK(nn::seasonal_period(trend, 50) == 0);
-  // 0.01 steps are not exact in float32: the differences carry rounding noise only.
-  for (size_t t = 0; t < ramp.size(); ++t) ramp[t] = static_cast<float>(5 + 0.01 * t);
-  CHECK(nn::seasonal_period(ramp, 48) == 0);
-  CHECK(nn::seasonal_period(std::vector<float>{1, 2}, 5) == 0);
+  CHECK(cli::autocorrelation_peak(cli::autocorrelation(x, 72)) != 24);
 }

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "attnfc/model/safetensors.hpp"
+#include "attnfc/base/safetensors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -153,8 +153,8 @@ TEST_CASE("an interrupted run resumes to the same parameters, bit for bit") {
   REQUIRE_MESSAGE(r.code == 0, r.out);
   CHECK(slurp(f.dir + "/a/model.safetensors") == slurp(f.dir + "/b/model.safetensors"));
   // The last state too: parameters and AdamW moments (its metadata holds timings).
-  const auto ca = attnfc::model::safetensors::read(f.dir + "/a/checkpoint.safetensors");
-  const auto cb = attnfc::model::safetensors::read(f.dir + "/b/checkpoint.safetensors");
+  const auto ca = attnfc::safetensors::read(f.dir + "/a/checkpoint.safetensors");
+  const auto cb = attnfc::safetensors::read(f.dir + "/b/checkpoint.safetensors");
   REQUIRE(ca.tensors.size() == cb.tensors.size());
   for (size_t i = 0; i < ca.tensors.size(); ++i) {
     CAPTURE(ca.tensors[i].name);
@@ -179,7 +179,7 @@ TEST_CASE("a real SIGINT stops training with a resumable checkpoint and exit cod
   CAPTURE(log);
   CHECK(r.out.find("rc=130") != std::string::npos);
   CHECK(log.find("saved a resumable checkpoint") != std::string::npos);
-  const auto ck = attnfc::model::safetensors::read(run + "/checkpoint.safetensors");
+  const auto ck = attnfc::safetensors::read(run + "/checkpoint.safetensors");
   CHECK(ck.metadata.count("train_state") == 1);
   CHECK_FALSE(fs::exists(run + "/metrics.json"));
 }
@@ -250,7 +250,7 @@ TEST_CASE("a non-finite loss stops training with the step named and no NaN model
   Run r = run_attnfc("train --config " + f.config + " --out " + run + " --stop-after-steps 3");
   REQUIRE_MESSAGE(r.code == 130, r.out);
   // Poison one weight of the resumable checkpoint, as a diverged step would have left it.
-  auto ck = attnfc::model::safetensors::read(run + "/checkpoint.safetensors");
+  auto ck = attnfc::safetensors::read(run + "/checkpoint.safetensors");
   bool poisoned = false;
   for (auto& t : ck.tensors) {
     if (t.name.find("weight") == std::string::npos || t.values.empty()) continue;
@@ -259,13 +259,13 @@ TEST_CASE("a non-finite loss stops training with the step named and no NaN model
     break;
   }
   REQUIRE(poisoned);
-  attnfc::model::safetensors::write(run + "/checkpoint.safetensors", ck);
+  attnfc::safetensors::write(run + "/checkpoint.safetensors", ck);
   r = run_attnfc("train --out " + run + " --resume");
   CHECK(r.code == 1);
   CHECK_MESSAGE(r.out.find("training diverged at step 4") != std::string::npos, r.out);
   CHECK_FALSE(fs::exists(run + "/metrics.json"));
   if (fs::exists(run + "/model.safetensors")) {
-    for (const auto& t : attnfc::model::safetensors::read(run + "/model.safetensors").tensors)
+    for (const auto& t : attnfc::safetensors::read(run + "/model.safetensors").tensors)
       for (float v : t.values) REQUIRE(std::isfinite(v));
   }
 }

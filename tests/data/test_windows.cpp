@@ -13,6 +13,8 @@
 #include "attnfc/data/window.hpp"
 
 using namespace attnfc::data;
+using attnfc::ChannelMode;
+using attnfc::SampleBuffers;
 
 namespace {
 // rows x 2 channels: a = row, b = 1000 + 10 * row; b is missing on `missing_rows`.
@@ -97,35 +99,42 @@ TEST_CASE("windows: count without drop_last, contents, masks, both channel modes
   CHECK(mixed.num_windows() == 25 - 7 + 1);
   CHECK(mixed.width() == 2);
   CHECK(mixed.num_batches(5) == 4);  // 19 windows: 5 + 5 + 5 + 4, nothing dropped
-  std::vector<float> ctx(5 * L * 2), tgt(5 * H * 2), tmask(5 * H * 2), cmask(5 * L * 2);
-  CHECK(mixed.fill_batch(3, 5, ctx.data(), tgt.data(), tmask.data(), cmask.data()) == 4);
+  SampleBuffers batch(5, L, H, 2);
+  const auto& ctx = batch.context_values;
+  const auto& tgt = batch.target_values;
+  const auto& cmask = batch.context_observed;
+  const auto& tmask = batch.target_observed;
+  CHECK(mixed.fill_batch(3, batch) == 4);
   // Batch 3 starts at window 15 = row 20; its context holds the missing b at row 20.
   CHECK(ctx[0] == 20.0f);
-  CHECK(cmask[1] == 0.0f);
-  CHECK(cmask[0] == 1.0f);
+  CHECK(cmask[1] == 0);
+  CHECK(cmask[0] == 1);
   CHECK(tgt[0] == 24.0f);
   CHECK(tgt[1] == 1240.0f);
-  CHECK(mixed.fill_batch(4, 5, ctx.data(), tgt.data()) == 0);
+  CHECK(mixed.fill_batch(4, batch) == 0);
   // Window 9 (start row 14) has row 20 as its third target: masked out of the loss.
-  CHECK(mixed.fill_batch(1, 5, ctx.data(), tgt.data(), tmask.data()) == 5);
-  CHECK(tmask[4 * H * 2 + 2 * 2 + 1] == 0.0f);  // sample 4, target t=2 (row 20), channel b
-  CHECK(tmask[4 * H * 2 + 2 * 2 + 0] == 1.0f);
-  CHECK(std::count(tmask.begin(), tmask.end(), 0.0f) == 1);  // only window 9 targets row 20
+  CHECK(mixed.fill_batch(1, batch) == 5);
+  CHECK(tmask[4 * H * 2 + 2 * 2 + 1] == 0);  // sample 4, target t=2 (row 20), channel b
+  CHECK(tmask[4 * H * 2 + 2 * 2 + 0] == 1);
+  CHECK(std::count(tmask.begin(), tmask.end(), 0) == 1);  // only window 9 targets row 20
+  SampleBuffers wrong_shape(5, L, H, 1);
+  CHECK_THROWS(mixed.fill_batch(0, wrong_shape));
 
   WindowSampler ci(s, {0, 30}, L, H, ChannelMode::kIndependent);
   CHECK(ci.num_windows() == 2 * (30 - 7 + 1));
   CHECK(ci.width() == 1);
-  std::vector<float> c1(2 * L), t1(2 * H);
-  CHECK(ci.fill_batch(0, 2, c1.data(), t1.data()) == 2);
-  CHECK(c1 == std::vector<float>{0, 1, 2, 3, 1000, 1010, 1020, 1030});
-  CHECK(t1 == std::vector<float>{4, 5, 6, 1040, 1050, 1060});
+  SampleBuffers one(2, L, H, 1);
+  CHECK(ci.fill_batch(0, one) == 2);
+  CHECK(one.context_values == std::vector<float>{0, 1, 2, 3, 1000, 1010, 1020, 1030});
+  CHECK(one.target_values == std::vector<float>{4, 5, 6, 1040, 1050, 1060});
 
   // Under ffill, a filled target still counts (the user chose to trust it).
   const TimeSeries f = synthetic(30, {20}, MissingPolicy::kFfill);
   WindowSampler fm(f, {0, 30}, L, H, ChannelMode::kMixed);
-  std::vector<float> c2(L * 2), t2(H * 2), m2(H * 2, -1.0f);
-  fm.fill_batch(18 - L + 2, 1, c2.data(), t2.data(), m2.data());
-  CHECK(std::all_of(m2.begin(), m2.end(), [](float v) { return v == 1.0f; }));
+  SampleBuffers two(1, L, H, 2);
+  fm.fill_batch(18 - L + 2, two);
+  CHECK(std::all_of(two.target_observed.begin(), two.target_observed.end(),
+                    [](uint8_t v) { return v == 1; }));
 
   CHECK_THROWS(WindowSampler(s, {0, 31}, L, H, ChannelMode::kMixed));
   CHECK_THROWS(WindowSampler(s, {0, 30}, 0, H, ChannelMode::kMixed));

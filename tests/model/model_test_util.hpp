@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnfc/autograd/parameters.hpp"
+#include "attnfc/base/sample.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/config.hpp"
 
@@ -51,6 +52,27 @@ inline void randomize(attnfc::ag::ParameterSet& params, uint64_t seed, float a =
       d[i] = gain ? 1.0f + u : u;
     }
   }
+}
+
+// Samples (base/sample.hpp) cut from whole windows [B, L + H, C], each a context followed
+// by its target, with an optional 0/1 mask of the same shape (nullptr = all observed).
+// H = 0 gives contexts only (for forward).
+inline attnfc::SampleBuffers samples_from_windows(const std::vector<float>& windows, int64_t B,
+                                                  int64_t L, int64_t H, int64_t C,
+                                                  const std::vector<float>* observed = nullptr) {
+  attnfc::SampleBuffers s(B, L, H, C);
+  const int64_t T = L + H;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < C; ++c) {
+        const size_t src = static_cast<size_t>((b * T + t) * C + c);
+        const uint8_t obs = observed ? (*observed)[src] != 0.0f : 1;
+        const size_t dst =
+            static_cast<size_t>(t < L ? (b * L + t) * C + c : (b * H + (t - L)) * C + c);
+        (t < L ? s.context_values : s.target_values)[dst] = windows[src];
+        (t < L ? s.context_observed : s.target_observed)[dst] = obs;
+      }
+  return s;
 }
 
 }  // namespace model_test

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/checkpoint.hpp"
@@ -13,7 +14,7 @@ using namespace attnfc;
 using model::Checkpoint;
 using model::ModelConfig;
 using model::PatchTransformer;
-namespace st = attnfc::model::safetensors;
+namespace st = attnfc::safetensors;
 
 namespace {
 
@@ -150,8 +151,8 @@ TEST_CASE("checkpoint: an ensemble keeps every member; a one-network load refuse
   for (auto& t : g.tensors)
     if (t.name == "member2.head.weight") t.name = "member4.head.weight";
   st::write(bad, g);
-  const Checkpoint bad_ck = Checkpoint::read(bad);
-  CHECK_THROWS_WITH_AS(bad_ck.load_members({&n1, &n2, &n3}),
+  // Checked when the file is read, before anyone builds the members.
+  CHECK_THROWS_WITH_AS(Checkpoint::read(bad),
                        doctest::Contains("tensor 'member2.head.weight' is missing"), InputError);
   g = f;
   g.metadata["members"] = "65";
@@ -166,5 +167,107 @@ TEST_CASE("checkpoint: an ensemble keeps every member; a one-network load refuse
   CHECK_THROWS_WITH_AS(model::save_checkpoint(bad, m1, {{"members", "1"}}),
                        doctest::Contains("reserved"), InputError);
   std::remove(path.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("checkpoint: parameter_specs lists exactly the parameters a built model has") {
+  std::vector<ModelConfig> configs;
+  ModelConfig c = model_test::micro_config();
+  configs.push_back(c);
+  c.embedding = model::PatchEmbedding::kResidualMlp;
+  c.positional = model::PositionalEncoding::kLearned;
+  configs.push_back(c);
+  c.linear_lookback = 5;
+  c.n_layers = 3;
+  configs.push_back(c);
+  c = model_test::micro_config();
+  c.channel_mode = decltype(c.channel_mode)::kMixed;
+  c.channels = 3;
+  c.positional = model::PositionalEncoding::kNone;
+  c.n_layers = 0;
+  configs.push_back(c);
+  for (const auto& cfg : configs) {
+    ag::ParameterSet params;
+    PatchTransformer m(cfg, params, 1);
+    const auto specs = model::parameter_specs(cfg);
+    REQUIRE(specs.size() == params.all().size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const auto& p = params.all()[i];
+      CHECK(specs[i].name == p.name);
+      std::vector<int64_t> dims;
+      for (int k = 0; k < p.tensor.ndim(); ++k) dims.push_back(p.tensor.size(k));
+      CHECK(specs[i].shape == dims);
+    }
+  }
+}
+
+TEST_CASE("checkpoint: a small file claiming a huge model_config is refused before any build") {
+  // Issue 18 item 2: a 19 KB file whose model_config says d_model 4096 x 64 layers made
+  // LoadedModel::load build a ~154 GB model before comparing a tensor shape.
+  const ModelConfig c = model_test::micro_config();
+  ag::ParameterSet params;
+  PatchTransformer m(c, params, 1);
+  const std::string good = "test_checkpoint_bomb_good.safetensors";
+  const std::string bad = "test_checkpoint_bomb.safetensors";
+  model::save_checkpoint(good, m);
+  st::File f = st::read(good);
+  ModelConfig huge = c;
+  huge.d_model = 4096;
+  huge.n_heads = 64;
+  huge.n_layers = 64;
+  f.metadata["model_config"] = model::to_json(huge).dump();
+  st::write(bad, f);
+  CHECK_THROWS_WITH_AS(Checkpoint::read(bad),
+                       doctest::Contains("tensor 'embed.weight' has shape [8, 4], expected "
+                                         "[4096, 4] for the model_config"),
+                       InputError);
+  // Parameters are backed by the file; the sinusoidal table is not, so it has a budget.
+  ModelConfig wide = c;
+  wide.context_length = 65536;
+  wide.patch_len = 1;
+  wide.d_model = 4096;
+  wide.n_heads = 1;
+  wide.n_layers = 0;
+  wide.horizon = 1;
+  st::File w;
+  w.metadata = f.metadata;
+  w.metadata["model_config"] = model::to_json(wide).dump();
+  for (const auto& spec : model::parameter_specs(wide)) {
+    size_t n = 1;
+    for (int64_t d : spec.shape) n *= static_cast<size_t>(d);
+    w.tensors.push_back({spec.name, spec.shape, std::vector<float>(n)});
+  }
+  st::write(bad, w);
+  CHECK_THROWS_WITH_AS(Checkpoint::read(bad), doctest::Contains("-byte position table"),
+                       InputError);
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("checkpoint: model_config metadata is parsed bounded (depth, duplicates, range)") {
+  const ModelConfig c = model_test::micro_config();
+  ag::ParameterSet params;
+  PatchTransformer m(c, params, 1);
+  const std::string good = "test_checkpoint_json_good.safetensors";
+  const std::string bad = "test_checkpoint_json.safetensors";
+  model::save_checkpoint(good, m);
+  const st::File f = st::read(good);
+  auto with_config = [&](const std::string& text) {
+    st::File g = f;
+    g.metadata["model_config"] = text;
+    st::write(bad, g);
+    return load_error(bad);
+  };
+  // 100k levels crashed every command that opened the file (stack overflow).
+  std::string e =
+      with_config(R"({"d_model": )" + std::string(100000, '[') + std::string(100000, ']') + "}");
+  CHECK(contains(e, bad + ": metadata 'model_config': key 'd_model"));
+  CHECK(contains(e, "nested deeper than 64 levels"));
+  e = with_config(R"({"d_model": 8, "d_model": 4096})");
+  CHECK(contains(e, "key 'd_model' appears twice"));
+  e = with_config(R"({"d_model": 1e999})");
+  CHECK(contains(e, "metadata 'model_config': key 'd_model'"));
+  CHECK(contains(e, "range of a double"));
+  std::remove(good.c_str());
   std::remove(bad.c_str());
 }

@@ -32,14 +32,15 @@ std::vector<float> train_and_forecast(int threads) {
   ag::AdamW opt(params);
   const int64_t B = 16, T = c.context_length + c.horizon;
   const std::vector<float> w = model_test::make_series(B * T, 1, 5);
+  const SampleBuffers samples =
+      model_test::samples_from_windows(w, B, c.context_length, c.horizon, 1);
   std::vector<float> out;
   ag::Graph g;
   for (int s = 0; s < 5; ++s) {
     g.reset();
     ag::GraphScope scope(g);
     params.zero_grad();
-    const ag::Tensor loss =
-        m.loss(ag::from_data({B, T}, w.data()), {}, model::ForwardOptions{true, uint64_t(s)});
+    const ag::Tensor loss = m.loss(samples.view(B), model::ForwardOptions{true, uint64_t(s)});
     g.backward(loss);
     out.push_back(loss.item());
     opt.step(1e-3f);

@@ -24,8 +24,7 @@ std::vector<float> positions(const PatchTransformer& m, const std::vector<float>
   ag::GraphScope scope(g);
   const ModelConfig& c = m.config();
   const int64_t L = c.context_length, C = c.token_channels();
-  const ag::Tensor out =
-      m.forward(ag::from_data({B, L, C}, ctx.data()), ag::from_data({B, L, C}, obs.data()));
+  const ag::Tensor out = m.forward(model_test::samples_from_windows(ctx, B, L, 0, C, &obs).view(B));
   return std::vector<float>(out.data(), out.data() + out.numel());
 }
 
@@ -82,7 +81,7 @@ TEST_CASE("causality: changing a future value changes no earlier position") {
     check_causal(c);
   }
   SUBCASE("mixed channels, P = 1") {
-    c.channel_mode = model::ChannelMode::kMixed;
+    c.channel_mode = ChannelMode::kMixed;
     c.channels = 3;
     c.patch_len = 1;
     c.context_length = 6;
@@ -132,9 +131,13 @@ TEST_CASE("loss: all positions vs last position match the forward's predictions"
     }
     ag::Graph g;
     ag::GraphScope scope(g);
-    const float whole = m.loss(ag::from_data({B, L + H}, win.data())).item();
-    const float split =
-        m.loss(ag::from_data({B, L}, ctx.data()), {}, ag::from_data({B, H}, fut.data()), {}).item();
+    const float whole = m.loss(model_test::samples_from_windows(win, B, L, H, 1).view(B)).item();
+    SampleBuffers halves(B, L, H, 1);
+    halves.context_values = ctx;
+    halves.target_values = fut;
+    std::fill(halves.context_observed.begin(), halves.context_observed.end(), 1);
+    std::fill(halves.target_observed.begin(), halves.target_observed.end(), 1);
+    const float split = m.loss(halves.view(B)).item();
     CHECK(whole == doctest::Approx(sum / count).epsilon(1e-5));
     CHECK(split == whole);
   }

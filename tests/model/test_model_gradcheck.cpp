@@ -43,20 +43,20 @@ struct GradFixture {
   double loss_value() {
     ag::Graph g;
     ag::GraphScope scope(g);
-    const int64_t T = cfg.context_length + cfg.horizon, C = cfg.token_channels();
-    const ag::Tensor w = ag::from_data({B, T, C}, window.data());
-    const ag::Tensor m = ag::from_data({B, T, C}, observed.data());
-    return model.loss(w, m, options).item();
+    const int64_t C = cfg.token_channels();
+    const SampleBuffers s =
+        model_test::samples_from_windows(window, B, cfg.context_length, cfg.horizon, C, &observed);
+    return model.loss(s.view(B), options).item();
   }
 
   void analytic() {
     params.zero_grad();
     ag::Graph g;
     ag::GraphScope scope(g);
-    const int64_t T = cfg.context_length + cfg.horizon, C = cfg.token_channels();
-    const ag::Tensor w = ag::from_data({B, T, C}, window.data());
-    const ag::Tensor m = ag::from_data({B, T, C}, observed.data());
-    g.backward(model.loss(w, m, options));
+    const int64_t C = cfg.token_channels();
+    const SampleBuffers s =
+        model_test::samples_from_windows(window, B, cfg.context_length, cfg.horizon, C, &observed);
+    g.backward(model.loss(s.view(B), options));
   }
 };
 
@@ -119,7 +119,7 @@ TEST_CASE("model gradcheck: mlp embedding, learned positions, instance norm, las
 
 TEST_CASE("model gradcheck: mixed channels, point tokens (P = 1)") {
   ModelConfig c = model_test::micro_config();
-  c.channel_mode = model::ChannelMode::kMixed;
+  c.channel_mode = ChannelMode::kMixed;
   c.channels = 2;
   c.patch_len = 1;
   c.context_length = 5;

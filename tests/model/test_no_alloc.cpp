@@ -15,6 +15,7 @@
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "model_test_util.hpp"
 
 using attnfc_test::g_allocations;
 using attnfc_test::g_armed;
@@ -40,6 +41,8 @@ TEST_CASE("training step: no heap allocation in the steady state") {
     ag::AdamW opt(params);
     std::vector<float> w(4 * 72);
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::sin(0.3 * i));
+    const SampleBuffers samples =
+        model_test::samples_from_windows(w, 4, m.config().context_length, m.config().horizon, 1);
     ag::Graph g;
     long during_last_step = -1;
     for (int s = 0; s < 4; ++s) {
@@ -49,8 +52,7 @@ TEST_CASE("training step: no heap allocation in the steady state") {
       {
         ag::GraphScope scope(g);
         params.zero_grad();
-        const ag::Tensor loss =
-            m.loss(ag::from_data({4, 72}, w.data()), {}, model::ForwardOptions{true, uint64_t(s)});
+        const ag::Tensor loss = m.loss(samples.view(4), model::ForwardOptions{true, uint64_t(s)});
         g.backward(loss);
       }
       ag::clip_grad_norm(params, 1.0f);

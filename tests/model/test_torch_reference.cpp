@@ -21,7 +21,7 @@
 using namespace attnfc;
 using model::ModelConfig;
 using model::PatchTransformer;
-namespace st = attnfc::model::safetensors;
+namespace st = attnfc::safetensors;
 
 namespace {
 
@@ -42,7 +42,7 @@ std::vector<Case> forward_cases() {
   v.target = model::HeadTarget::kValue;
   cases.push_back({"mlp_learned_instance", v});
   ModelConfig m = c;
-  m.channel_mode = model::ChannelMode::kMixed;
+  m.channel_mode = ChannelMode::kMixed;
   m.channels = 2;
   m.patch_len = 1;
   m.context_length = 6;
@@ -114,7 +114,7 @@ TEST_CASE("torch reference: forward predictions match to 1e-4") {
       ag::Graph g;
       ag::GraphScope scope(g);
       const ag::Tensor y =
-          model.forward(ag::from_data({B, L, C}, ctx.data()), ag::from_data({B, L, C}, obs.data()));
+          model.forward(model_test::samples_from_windows(ctx, B, L, 0, C, &obs).view(B));
       out.assign(y.data(), y.data() + y.numel());
     }
     if (const char* dir = export_dir()) {
@@ -160,7 +160,9 @@ TEST_CASE("torch reference: fixed-seed 10-step AdamW loss trajectory") {
     ag::GraphScope scope(graph);
     const std::vector<float> batch = trajectory_batch(series, s, T);
     params.zero_grad();
-    const ag::Tensor loss = model.loss(ag::from_data({kBatch, T}, batch.data()));
+    const SampleBuffers samples = model_test::samples_from_windows(
+        batch, kBatch, model.config().context_length, model.config().horizon, 1);
+    const ag::Tensor loss = model.loss(samples.view(kBatch));
     graph.backward(loss);
     losses.push_back(loss.item());
     opt.step(kLr);

@@ -88,7 +88,7 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   TrainOptions b{dir + "/b"};
   b.interrupt_after_steps = 5;
   CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);
-  CHECK_THROWS_WITH_AS(train::train(cfg, b), doctest::Contains("--resume"), InputError);
+  CHECK_THROWS_WITH_AS(train::train(cfg, b), doctest::Contains("already holds a run"), InputError);
   b.resume = true;
   b.interrupt_after_steps = r.steps / 2 + 3;  // past member 1's end
   CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);

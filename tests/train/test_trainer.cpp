@@ -12,7 +12,7 @@
 #include <string>
 
 #include "attnfc/base/error.hpp"
-#include "attnfc/model/safetensors.hpp"
+#include "attnfc/base/safetensors.hpp"
 #include "attnfc/train/linear_init.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
@@ -82,7 +82,7 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   TrainOptions b{dir + "/b"};
   b.interrupt_after_steps = 5;
   CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);
-  CHECK_THROWS_WITH_AS(train::train(cfg, b), doctest::Contains("--resume"), InputError);
+  CHECK_THROWS_WITH_AS(train::train(cfg, b), doctest::Contains("already holds a run"), InputError);
   b.resume = true;
   b.interrupt_after_steps = 9;
   CHECK(train::train(cfg, b).status == TrainResult::Status::kInterrupted);

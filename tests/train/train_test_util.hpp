@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "attnfc/model/safetensors.hpp"
+#include "attnfc/base/safetensors.hpp"
 
 namespace train_test {
 
@@ -75,7 +75,7 @@ inline std::string log_losses(const std::string& dir) {
 }
 
 inline void check_same_tensors(const std::string& a, const std::string& b) {
-  const auto fa = attnfc::model::safetensors::read(a), fb = attnfc::model::safetensors::read(b);
+  const auto fa = attnfc::safetensors::read(a), fb = attnfc::safetensors::read(b);
   REQUIRE(fa.tensors.size() == fb.tensors.size());
   for (size_t i = 0; i < fa.tensors.size(); ++i) {
     CAPTURE(fa.tensors[i].name);

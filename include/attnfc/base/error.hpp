@@ -1,6 +1,7 @@
 #pragma once
 // Error types shared by every layer. The CLI maps them to exit codes:
 //   InputError   -> 2 (bad usage, bad config, bad CSV, incompatible checkpoint)
+//   OutputError  -> 1 (a write failed: full disk, read-only folder, closed stdout, ...)
 //   other errors -> 1 (runtime failure)
 // Messages name the file / line / column / config key, what was found and
 // what was expected, so a user can act on them without reading the source.
@@ -10,6 +11,12 @@
 namespace attnfc {
 
 class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A runtime failure while writing an output (not the user's input): exit code 1.
+class OutputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace attnfc::model::safetensors {
+namespace attnfc::safetensors {
 
 struct TensorData {
   std::string name;
@@ -33,14 +33,20 @@ struct File {
 // values.size() must match the shape, else std::invalid_argument).
 std::string serialize(const File& file);
 // Parses and validates: header length within the file, JSON object, every entry's
-// dtype/shape/data_offsets consistent, offsets in range and tiling the buffer.
+// dtype/shape/data_offsets consistent (element and byte counts overflow-checked),
+// offsets in range and tiling the buffer, header JSON bounded (json_parse.hpp: depth,
+// duplicate names, number range). Every allocation is bounded by bytes.size().
 // Errors are InputError "<source>: ..." saying what is wrong. Only F32 tensors
 // are supported; another dtype is an InputError naming the tensor and its dtype.
 File parse(std::string_view bytes, const std::string& source);
 
 // write_file_atomic(serialize(file)).
 void write(const std::string& path, const File& file);
-// Reads a whole file and parses it (a missing file is an InputError).
-File read(const std::string& path);
+// The largest file read() accepts by default (a limit against runaway pipes, not models).
+inline constexpr uint64_t kMaxFileBytes = uint64_t{64} << 30;  // 64 GiB
+// Reads a file through base/input_file (regular files by fstat size, pipes with a cap
+// and a timeout, devices refused), checks the header length against the file size
+// before reading the data, and parses it. A missing file is an InputError.
+File read(const std::string& path, uint64_t max_bytes = kMaxFileBytes);
 
-}  // namespace attnfc::model::safetensors
+}  // namespace attnfc::safetensors

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attnfc/base/enum_names.hpp"
+
 namespace attnfc::data {
 
 class CsvTable {
@@ -66,7 +68,6 @@ bool is_missing_token(std::string_view cell);
 bool parse_number(std::string_view cell, double& out);
 
 enum class ColumnKind { kNumeric, kTime, kText, kEmpty };
-const char* to_string(ColumnKind kind);
 
 // What a column holds, as `attnfc inspect` reports it.
 struct ColumnSummary {
@@ -80,3 +81,8 @@ struct ColumnSummary {
 std::vector<ColumnSummary> summarize_columns(const CsvTable& table);
 
 }  // namespace attnfc::data
+
+template <>
+struct attnfc::EnumNames<attnfc::data::ColumnKind> {
+  static constexpr std::array<const char*, 4> words{"numeric", "time", "text", "empty"};
+};

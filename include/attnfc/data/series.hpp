@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnfc/base/enum_names.hpp"
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/time.hpp"
 
@@ -20,9 +21,9 @@ enum class MissingPolicy {
   kInterpolate,  // linear in row index between neighbours (ends: nearest observed)
   kMask,         // fill by interpolation and mark unobserved: excluded from loss/metrics
 };
-// "error" | "ffill" | "interpolate" | "mask"; anything else is an InputError.
+// "error" | "ffill" | "interpolate" | "mask" (any case, blanks trimmed); anything else is
+// an InputError.
 MissingPolicy parse_missing_policy(std::string_view text);
-const char* to_string(MissingPolicy policy);
 
 struct CsvOptions {
   std::string path;
@@ -103,3 +104,8 @@ Frequency infer_frequency(const std::vector<int64_t>& timestamps);
 std::vector<Gap> find_gaps(const std::vector<int64_t>& timestamps, const Frequency& freq);
 
 }  // namespace attnfc::data
+
+template <>
+struct attnfc::EnumNames<attnfc::data::MissingPolicy> {
+  static constexpr std::array<const char*, 4> words{"error", "ffill", "interpolate", "mask"};
+};

@@ -8,16 +8,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "attnfc/base/sample.hpp"
 #include "attnfc/data/split.hpp"
 
 namespace attnfc::data {
 
 struct TimeSeries;
-
-enum class ChannelMode {
-  kIndependent,  // every channel is its own univariate sample (shared weights)
-  kMixed,        // one sample holds all channels at each time step
-};
 
 struct WindowRef {
   size_t start_row = 0;  // first context row
@@ -51,17 +47,13 @@ class WindowSampler {
 
   WindowRef window(size_t position) const;
 
-  // Fills samples order[first, first + count) with count = min(batch_size,
-  // num_windows() - batch_index * batch_size) and returns count.
-  //   context_out  [count x context x width]
-  //   target_out   [count x horizon x width]
-  //   target_mask  [count x horizon x width] or nullptr: 1 where the target
-  //                counts in the loss: observed, or any value unless the
-  //                series' missing policy is kMask
-  //   context_mask [count x context x width] or nullptr: 1 where observed
-  //                (filled inputs are flagged 0, whatever the policy)
-  size_t fill_batch(size_t batch_index, size_t batch_size, float* context_out, float* target_out,
-                    float* target_mask = nullptr, float* context_mask = nullptr) const;
+  // Fills samples order[first, first + count) into `out` (the sample layout of
+  // base/sample.hpp, out.width == width()), with batch_size = out.capacity and
+  // count = min(batch_size, num_windows() - batch_index * batch_size); returns count.
+  //   context_observed: 1 where observed (filled inputs are flagged 0, whatever the policy)
+  //   target_observed:  1 where the target counts: observed, or any value unless the
+  //                     series' missing policy is kMask
+  size_t fill_batch(size_t batch_index, SampleBuffers& out) const;
 
  private:
   const TimeSeries* series_;

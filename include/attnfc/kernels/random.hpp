@@ -4,15 +4,9 @@
 // initialisation and shuffles are reproducible bit for bit.
 #include <cstdint>
 
-namespace attnfc::kernels {
+#include "attnfc/base/splitmix.hpp"
 
-// The splitmix64 finaliser: a bijection on 64 bits with full avalanche.
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-inline constexpr uint64_t kGoldenGamma = 0x9E3779B97F4A7C15ull;
+namespace attnfc::kernels {
 
 // random_bits(seed, counter) == counter_bits(seed_state(seed), counter). Inline so hot
 // loops (dropout) hoist the per-seed mixing and vectorise the per-element hash.

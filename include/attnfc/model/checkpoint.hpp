@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "attnfc/autograd/optim.hpp"
+#include "attnfc/base/safetensors.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/model/patch_transformer.hpp"
-#include "attnfc/model/safetensors.hpp"
 
 namespace attnfc::model {
 
@@ -45,11 +45,36 @@ void save_ensemble_checkpoint(const std::string& path,
                               const std::vector<const PatchTransformer*>& members,
                               const std::map<std::string, std::string>& metadata = {});
 
+inline constexpr const char* kOptimPrefix = "optim.";
+
+// One parameter a PatchTransformer registers: its documented name and shape.
+struct ParameterSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+// The parameters a model built from `config` has (docs/MODEL.md's table), in
+// registration order, computed from the config alone: nothing is allocated.
+std::vector<ParameterSpec> parameter_specs(const ModelConfig& config);
+// "member<k>." for member k (0-based) of an ensemble of count > 1, else "".
+std::string member_prefix(size_t k, size_t count);
+// The cheap check before any model is built: every member's parameters are in `file`
+// with the shape `config` gives them, and every other tensor is an "optim." extra;
+// and the model's own allocations beyond its parameters (the sinusoidal table) stay
+// within a budget of max(256 MiB, 2 x the file's tensor bytes). Errors are InputError
+// "<source>: tensor '<name>' ...", the same text load_members uses.
+void check_tensors_against_config(const safetensors::File& file, const ModelConfig& config,
+                                  int members, const std::string& source);
+
 class Checkpoint {
  public:
-  // Reads and checks format, format_version and model_config; errors name the
-  // file and the offending key, the value found and the value expected.
+  // Reads (safetensors::read: bounded, validated) and checks format, format_version,
+  // members and model_config (parsed with parse_json_bounded), then the tensors against
+  // the model_config (check_tensors_against_config): a file that passes can be loaded
+  // into models built from config() without further surprises. Errors name the file
+  // and the offending key or tensor, the value found and the value expected.
   static Checkpoint read(const std::string& path);
+  // The same checks on a file already in memory (fuzzing, tests).
+  static Checkpoint from_file(safetensors::File file, const std::string& source);
 
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }

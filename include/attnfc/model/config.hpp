@@ -2,22 +2,19 @@
 // ModelConfig: every architecture choice of the patch Transformer, read from the
 // "model" section of a run config (docs/CONFIG.md documents each key; the JSON
 // schema is configs/schema.json). Defaults below are the documented defaults.
-//
-// ConfigSection: the strict JSON reader every config section uses (model here;
-// data and train sections may use it too): an unknown key is an InputError with a
-// "did you mean" suggestion, and a wrong type or out-of-range value names the
-// full key path ("model.d_model"), what was found and the allowed range.
+// Parsed with the strict reader of base/json_config.hpp.
 #include <cstdint>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "attnfc/base/json_config.hpp"
+#include "attnfc/base/sample.hpp"  // ChannelMode
+
 namespace attnfc::model {
 
-enum class ChannelMode { kIndependent, kMixed };                 // "independent" | "mixed"
 enum class InputNorm { kNone, kInstance, kCausal };              // "none" | "instance" | "causal"
 enum class PatchEmbedding { kLinear, kResidualMlp };             // "linear" | "mlp"
 enum class PositionalEncoding { kSinusoidal, kLearned, kNone };  // "sinusoidal"|"learned"|"none"
@@ -69,59 +66,34 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
 // Every key with its resolved value (round-trips through parse_model_config).
 nlohmann::json to_json(const ModelConfig& config);
 
-// Enum <-> config string (throws InputError naming the allowed words).
-const char* to_string(ChannelMode v);
-const char* to_string(InputNorm v);
-const char* to_string(PatchEmbedding v);
-const char* to_string(PositionalEncoding v);
-const char* to_string(HeadTarget v);
-const char* to_string(LossPositions v);
-const char* to_string(LossKind v);
-
-// Reads a JSON file; a syntax error is an InputError "<file>:<line>:<col>: ...".
-nlohmann::json load_json_file(const std::string& path);
-
-// Levenshtein distance (for "did you mean").
-int edit_distance(std::string_view a, std::string_view b);
-// The closest candidate within a distance that makes sense for a typo, or "".
-std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
-
-// Strict typed reads from one JSON object. Usage:
-//   ConfigSection s(json["model"], "model");
-//   cfg.d_model = s.get_int("d_model", cfg.d_model, 1, 4096);
-//   ...
-//   s.finish();  // throws on any key that was not read, suggesting the closest one
-class ConfigSection {
- public:
-  // Throws InputError if `object` is neither an object nor null (null = empty section).
-  ConfigSection(const nlohmann::json& object, std::string path);
-
-  bool has(const std::string& key) const;
-  int64_t get_int(const std::string& key, int64_t fallback, int64_t lo, int64_t hi);
-  // lo/hi inclusive unless the *_open flag says otherwise.
-  double get_number(const std::string& key, double fallback, double lo, double hi,
-                    bool lo_open = false, bool hi_open = false);
-  bool get_bool(const std::string& key, bool fallback);
-  std::string get_string(const std::string& key, const std::string& fallback);
-  // One of `allowed`; otherwise an InputError listing them (with a suggestion).
-  std::string get_choice(const std::string& key, const std::string& fallback,
-                         const std::vector<std::string>& allowed);
-  std::vector<std::string> get_string_list(const std::string& key,
-                                           const std::vector<std::string>& fallback);
-  // A nested object (null/absent = empty); marks the key as known.
-  const nlohmann::json& get_object(const std::string& key);
-  // Marks keys as known without reading them (sections parsed elsewhere).
-  void allow(const std::string& key);
-  // Throws InputError for the first key that was never read or allowed.
-  void finish() const;
-
-  std::string key_path(const std::string& key) const;  // "model.d_model"
-
- private:
-  const nlohmann::json* find(const std::string& key);
-  const nlohmann::json& object_;
-  std::string path_;
-  std::set<std::string> known_;
-};
-
 }  // namespace attnfc::model
+
+// The config words of each enum, in enumerator order (base/enum_names.hpp).
+template <>
+struct attnfc::EnumNames<attnfc::ChannelMode> {
+  static constexpr std::array<const char*, 2> words{"independent", "mixed"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::InputNorm> {
+  static constexpr std::array<const char*, 3> words{"none", "instance", "causal"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::PatchEmbedding> {
+  static constexpr std::array<const char*, 2> words{"linear", "mlp"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::PositionalEncoding> {
+  static constexpr std::array<const char*, 3> words{"sinusoidal", "learned", "none"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::HeadTarget> {
+  static constexpr std::array<const char*, 2> words{"value", "delta"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::LossPositions> {
+  static constexpr std::array<const char*, 2> words{"all", "last"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::LossKind> {
+  static constexpr std::array<const char*, 3> words{"mse", "mae", "huber"};
+};

@@ -8,9 +8,8 @@
 //
 // Shapes (B windows, L = context_length, P = patch_len, N = L / P, H = horizon,
 // C = token channels: 1 when channel-independent, config.channels when mixed):
-//   context / observed   [B, L]  or [B, L, C]       (C == 1 may omit the last dim)
+//   samples              base/sample.hpp: context [B, L, C], target [B, H, C], uint8 masks
 //   predictions          [B, N, H * C]   position n, row-major [H, C]
-//   training window      [B, L + H] or [B, L + H, C] (context followed by its future)
 // Values are in the data layer's (already scaled) units; the model normalises
 // internally (config.norm) and returns predictions in the same units.
 // observed: 1 = observed, 0 = missing. A missing input value is replaced by the
@@ -22,6 +21,7 @@
 
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/autograd/tensor.hpp"
+#include "attnfc/base/sample.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/nn/attention.hpp"
 #include "attnfc/nn/layers.hpp"
@@ -48,23 +48,16 @@ class PatchTransformer {
   const ModelConfig& config() const { return config_; }
   ag::ParameterSet& parameters() const { return *params_; }
 
-  // Per-position predictions [B, N, H*C] on the current graph (GraphScope
-  // required; under NoGradScope nothing is recorded). observed may be undefined.
-  ag::Tensor forward(const ag::Tensor& context, const ag::Tensor& observed = {},
-                     const ForwardOptions& options = {}) const;
+  // Per-position predictions [B, N, H*C] for the contexts of `batch` (its targets are
+  // not read) on the current graph (GraphScope required; under NoGradScope nothing is
+  // recorded).
+  ag::Tensor forward(const SampleBatch& batch, const ForwardOptions& options = {}) const;
 
-  // Training loss (one element) for windows [B, L + H(, C)]: the first L steps are
-  // the context, and position n's targets are steps [(n+1)P, (n+1)P + H). Averaged
-  // over all positions or only the last (config.loss_positions), over observed
-  // targets only. Throws InputError if a batch has no observed target at all.
-  ag::Tensor loss(const ag::Tensor& window, const ag::Tensor& observed = {},
-                  const ForwardOptions& options = {}) const;
-  // The same loss with the window given as its two halves, as the data layer's
-  // WindowSampler fills them: context [B, L(, C)] and future [B, H(, C)], each with
-  // an optional observed mask (undefined = all observed).
-  ag::Tensor loss(const ag::Tensor& context, const ag::Tensor& context_observed,
-                  const ag::Tensor& future, const ag::Tensor& future_observed,
-                  const ForwardOptions& options = {}) const;
+  // Training loss (one element) for samples of context L and target H (base/sample.hpp):
+  // position n's targets are steps [(n+1)P, (n+1)P + H) of the context followed by its
+  // target. Averaged over all positions or only the last (config.loss_positions), over
+  // counted targets only. Throws InputError if a batch has no counted target at all.
+  ag::Tensor loss(const SampleBatch& batch, const ForwardOptions& options = {}) const;
 
   // Inference from the last position (no tape; uses its own scratch graph).
   // context: row-major [batch, length, C]; observed same shape or nullptr (all
@@ -94,9 +87,8 @@ class PatchTransformer {
     nn::Linear ff_in, ff_out;
   };
   // [B, N_out, H, C] predictions (N_out = 1 when last_only).
-  ag::Tensor predict_positions(const ag::Tensor& context, const ag::Tensor& observed,
-                               const ForwardOptions& options, bool last_only,
-                               std::vector<ag::Tensor>* attention) const;
+  ag::Tensor predict_positions(const detail::SeriesView& view, const ForwardOptions& options,
+                               bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
                               bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor loss_on(const detail::SeriesView& series, const ForwardOptions& options) const;

@@ -26,10 +26,8 @@ struct SeriesRef {
   float at(int64_t t, int c) const { return data[t * channels + c]; }
 };
 
-// The dominant seasonal period of rows [0, rows): the lag in [2, max_lag] with the highest
-// local maximum of the autocorrelation of the first differences (averaged over channels)
-// that exceeds min_acf, or the shortest divisor of that lag whose peak is within 80% of it.
-// Returns 1 (no seasonality) when there is none; then seasonal-naive is repeat-last.
+// data::seasonal_period of the rows (the one detector), or 1 when there is no season:
+// then seasonal-naive is repeat-last.
 int infer_period(const SeriesRef& train, int max_lag, double min_acf = 0.1);
 
 // Fills out [batch, H, C] with each window's last context value.

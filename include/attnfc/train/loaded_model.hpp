@@ -51,17 +51,4 @@ struct LoadedModel {
   int horizon() const { return config().horizon; }
 };
 
-// The model beside the three baselines (fit on split.train) on every stride-1 window
-// whose targets lie in the chosen parts ("val", "test"), scaled and original units.
-// Returns {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}};
-// *table gets the printable tables. series is in original units, as read.
-nlohmann::json evaluate_model(const Members& m, const data::TimeSeries& series,
-                              const data::Scaler& scaler, const data::Split& split,
-                              const std::vector<std::string>& parts, int eval_batch,
-                              std::string* table = nullptr);
-
-// series values scaled in place by scaler, with unobserved values set to NaN when
-// the series' missing policy is "mask" (so metrics skip them).
-std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler);
-
 }  // namespace attnfc::train

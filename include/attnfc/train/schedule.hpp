@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnfc/base/enum_names.hpp"
+
 namespace attnfc::train {
 
 enum class ScheduleKind { kConstant, kCosine, kStep };  // "constant" | "cosine" | "step"
@@ -48,3 +50,8 @@ class EarlyStopping {
 };
 
 }  // namespace attnfc::train
+
+template <>
+struct attnfc::EnumNames<attnfc::train::ScheduleKind> {
+  static constexpr std::array<const char*, 3> words{"constant", "cosine", "step"};
+};

@@ -3,17 +3,7 @@
 // gradient clipping, early stopping on the validation forecast MSE, best model
 // kept, and exact resumption.
 //
-// The run folder (options.out_dir) holds:
-//   config.json             the resolved config (every key, defaults filled in)
-//   model.safetensors       the best epoch's model (by validation loss), with the
-//                           config, scaler, columns and frequency in its metadata
-//   checkpoint.safetensors  the latest state: parameters, AdamW moments, and the
-//                           loop position (epoch, step, losses, early-stopping state)
-//   train_log.csv           one row per epoch
-//   metrics.json            at the end: the best model beside the baselines on the
-//                           validation and test splits (same windows)
-// An ensemble's folder holds instead members/<k>/, one such folder per member, and the
-// combined model.safetensors and metrics.json (train/ensemble.hpp).
+// The run folder (options.out_dir) and its files: run_folder.hpp.
 // Randomness is counter-based (shuffle = f(seed, epoch), dropout = f(seed, step)), so
 // the loop position is the whole RNG state: a resumed run ends with the same
 // parameters, bit for bit, as one that was never interrupted.
@@ -24,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnfc/train/run_config.hpp"
+#include "attnfc/train/run_folder.hpp"
 
 namespace attnfc::train {
 
@@ -36,9 +27,6 @@ struct TrainOptions {
   // Behaves as if interrupted after this many optimiser steps in this call (0 = never).
   int64_t interrupt_after_steps = 0;
   bool tty = false;  // progress bar instead of log lines
-  // The folder an interruption message tells the user to resume (empty = out_dir): an
-  // ensemble member names the ensemble's folder, which is what --resume continues.
-  std::string resume_dir = {};
 };
 
 struct TrainResult {
@@ -58,13 +46,6 @@ struct TrainResult {
 // With train.ensemble > 1 it trains the members one after another (train/ensemble.hpp).
 TrainResult train(const RunConfig& config, const TrainOptions& options);
 
-// Paths inside a run folder.
-std::string run_file(const std::string& out_dir, const char* name);
-// Creates options.out_dir (and its parents) and applies the run-folder rules: a fresh
-// run refuses a folder that holds a run (a checkpoint, a model or ensemble members:
-// InputError pointing at --resume); a resumed one must keep the saved train.ensemble
-// (InputError naming the key). Returns true when a resumed run had already finished.
-bool open_run_folder(const TrainOptions& options, const RunConfig& config);
 // For --resume: InputError unless out_dir/config.json describes the same run as
 // `resolved` (to_json of the config, data-dependent keys filled in). Compared key by key
 // after parsing, so a config.json written before a key existed still matches its default.

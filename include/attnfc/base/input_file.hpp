@@ -1,0 +1,48 @@
+#pragma once
+// Bounded reads of input files (configs, checkpoints, CSVs, logs). The size is checked
+// before the bytes are read: a regular file by fstat, a pipe or FIFO while it streams
+// (with a cap and an idle timeout, so a FIFO without a writer cannot hang a run).
+// Directories, character and block devices (/dev/zero, /dev/urandom, a terminal) and
+// sockets are refused with one InputError line naming the file.
+#include <cstdint>
+#include <string>
+
+namespace attnfc {
+
+// How long a pipe or FIFO may stay silent before the read gives up.
+inline constexpr int kDefaultReadTimeoutMs = 30'000;
+
+class InputFile {
+ public:
+  // Opens without blocking (a FIFO with no writer yet) and checks the file type.
+  // `what` names the file's role in messages ("config file", "model file", ...).
+  InputFile(const std::string& path, std::string what, int timeout_ms = kDefaultReadTimeoutMs);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  bool regular() const { return regular_; }
+  // fstat size of a regular file (0 for a pipe).
+  uint64_t size() const { return size_; }
+  // Appends up to n bytes to out; fewer only at end of file. Returns the bytes read.
+  uint64_t read_into(std::string& out, uint64_t n);
+  // Appends everything up to end of file; an InputError once more than max_bytes arrive.
+  void read_rest(std::string& out, uint64_t max_bytes);
+  // "<path>: <what> ..." limit message shared by the readers.
+  [[noreturn]] void too_large(uint64_t found, uint64_t max_bytes) const;
+
+ private:
+  void wait_readable() const;
+  std::string path_, what_;
+  int fd_ = -1;
+  int timeout_ms_;
+  bool regular_ = false;
+  uint64_t size_ = 0;
+};
+
+// The whole file, at most max_bytes (else an InputError naming the file, its size and
+// the limit). Regular files are checked by fstat before any byte is read.
+std::string read_input_file(const std::string& path, uint64_t max_bytes, const std::string& what,
+                            int timeout_ms = kDefaultReadTimeoutMs);
+
+}  // namespace attnfc

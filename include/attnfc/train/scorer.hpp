@@ -1,0 +1,62 @@
+#pragma once
+// The one scoring protocol of a run: every stride-1 window whose targets lie in a split
+// part, the model beside the three baselines on the very same windows, in scaled and in
+// original units. Early stopping's validation metric is the same function that writes
+// metrics.json (validation_mse == evaluate()["val"]["models"]["attnfc"]["scaled"]["mse"],
+// bit for bit), and everything that could only fail when the run is scored (a baseline
+// that cannot be fit, a part without a complete window) fails when the Scorer is built,
+// before training starts.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/data/scaler.hpp"
+#include "attnfc/data/series.hpp"
+#include "attnfc/data/split.hpp"
+#include "attnfc/train/evaluate.hpp"
+#include "attnfc/train/loaded_model.hpp"
+
+namespace attnfc::train {
+
+class Scorer {
+ public:
+  // series in original units, as read; scaler fit on split.train. Fits the baselines on
+  // the training rows and checks that every part in `parts` ("val", "test") holds a
+  // complete window: InputError otherwise, naming the part and the config keys to change.
+  Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const data::Split& split,
+         int context, int horizon, int batch, const std::vector<std::string>& parts);
+
+  // The validation metric: the model's MSE (scaled units; the mean over windows of each
+  // window's mean squared error over its observed targets) on the first max_windows
+  // validation windows (0 = all). NaN when no window has an observed target.
+  double validation_mse(const Members& model, int64_t max_windows = 0) const;
+
+  // The model ("attnfc") beside the baselines on every part given at construction:
+  // {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}}; *table gets
+  // the printable tables.
+  nlohmann::json evaluate(const Members& model, std::string* table = nullptr) const;
+
+  int seasonal_period() const { return period_; }
+  int64_t validation_windows() const { return protocol("val").windows(); }
+
+ private:
+  WindowProtocol protocol(const std::string& part) const;
+
+  const data::TimeSeries* series_;
+  const data::Scaler* scaler_;
+  data::Split split_;
+  int context_, horizon_, batch_;
+  std::vector<std::string> parts_;
+  std::vector<float> values_;  // scaled, NaN where unobserved under "mask"
+  int period_ = 1;
+  std::vector<NamedForecaster> baselines_;
+  std::vector<double> mase_scaled_, mase_original_;
+};
+
+// series values scaled by scaler, with unobserved values set to NaN when the series'
+// missing policy is "mask" (so metrics skip them).
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler);
+
+}  // namespace attnfc::train

@@ -1,0 +1,189 @@
+// Reading a checkpoint: metadata, model_config, and the tensors checked against the
+// model_config before anyone builds a model from it (a 19 KB file claiming d_model 4096
+// x 64 layers must not allocate 154 GB first). Needs no autograd code, so the fuzz
+// target links it alone.
+#include <algorithm>
+#include <set>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/base/json_parse.hpp"
+#include "attnfc/model/checkpoint.hpp"
+
+namespace attnfc::model {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  if (s.size() > 8) out += ", ... (" + std::to_string(s.size()) + " dimensions)";
+  return out + "]";
+}
+
+void add_linear(std::vector<ParameterSpec>& out, const std::string& name, int64_t in, int64_t outs,
+                bool bias = true) {
+  out.push_back({name + ".weight", {outs, in}});
+  if (bias) out.push_back({name + ".bias", {outs}});
+}
+
+void add_norm(std::vector<ParameterSpec>& out, const std::string& name, int64_t d) {
+  out.push_back({name + ".weight", {d}});
+  out.push_back({name + ".bias", {d}});
+}
+
+const std::string& need(const safetensors::File& file, const std::string& source, const char* key) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) {
+    throw InputError(source + ": not an attnfc checkpoint: metadata key '" + key +
+                     "' is missing (expected format \"" + kCheckpointFormat + "\")");
+  }
+  return it->second;
+}
+
+std::string excerpt(const std::string& s) {
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
+}  // namespace
+
+std::string member_prefix(size_t k, size_t count) {
+  return count == 1 ? std::string() : "member" + std::to_string(k + 1) + ".";
+}
+
+std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
+  const int64_t P = c.patch_len, C = c.token_channels(), d = c.d_model;
+  const int64_t in = 2 * P * C, ff = int64_t{c.ff_mult} * d, H = c.horizon;
+  std::vector<ParameterSpec> out;
+  if (c.embedding == PatchEmbedding::kLinear) {
+    add_linear(out, "embed", in, d);
+  } else {
+    add_linear(out, "embed.hidden", in, d);
+    add_linear(out, "embed.output", d, d);
+    add_linear(out, "embed.skip", in, d);
+  }
+  if (c.positional == PositionalEncoding::kLearned)
+    out.push_back({"pos_embedding", {c.num_patches(), d}});
+  for (int i = 0; i < c.n_layers; ++i) {
+    const std::string p = "blocks." + std::to_string(i) + ".";
+    add_norm(out, p + "norm1", d);
+    out.push_back({p + "attn.in_proj_weight", {3 * d, d}});
+    out.push_back({p + "attn.out_proj.weight", {d, d}});
+    out.push_back({p + "attn.in_proj_bias", {3 * d}});
+    out.push_back({p + "attn.out_proj.bias", {d}});
+    add_norm(out, p + "norm2", d);
+    add_linear(out, p + "ff_in", d, ff);
+    add_linear(out, p + "ff_out", ff, d);
+  }
+  add_norm(out, "final_norm", d);
+  add_linear(out, "head", d, H * C);
+  if (c.linear_lookback > 0) {
+    add_linear(out, "linear_skip", c.linear_lookback, H, false);
+    out.push_back({"linear_skip.bias", {H}});
+  }
+  return out;
+}
+
+void check_tensors_against_config(const safetensors::File& file, const ModelConfig& config,
+                                  int members, const std::string& source) {
+  const std::vector<ParameterSpec> specs = parameter_specs(config);
+  std::set<std::string> expected;
+  uint64_t tensor_bytes = 0;
+  for (int k = 0; k < members; ++k) {
+    const std::string prefix = member_prefix(static_cast<size_t>(k), static_cast<size_t>(members));
+    for (const auto& spec : specs) {
+      const std::string name = prefix + spec.name;
+      expected.insert(name);
+      const safetensors::TensorData* t = file.find(name);
+      if (!t)
+        throw InputError(source + ": tensor '" + name +
+                         "' is missing (the model_config needs it; was the file written by a "
+                         "different attnfc version?)");
+      if (t->dtype != "F32")
+        throw InputError(source + ": tensor '" + name + "' has dtype " + t->dtype +
+                         ", expected F32");
+      if (t->shape != spec.shape)
+        throw InputError(source + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
+                         ", expected " + shape_str(spec.shape) + " for the model_config");
+      tensor_bytes += 4 * t->values.size();
+    }
+  }
+  for (const auto& t : file.tensors) {
+    if (!expected.count(t.name) && t.name.rfind(kOptimPrefix, 0) != 0)
+      throw InputError(source + ": unexpected tensor '" + excerpt(t.name) +
+                       "' (not a parameter of this model_config)");
+  }
+  // Every parameter is now backed by bytes of the file. What a model allocates beyond
+  // its parameters is the sinusoidal position table, N x d floats per member.
+  if (config.positional == PositionalEncoding::kSinusoidal) {
+    const uint64_t table = uint64_t{4} * static_cast<uint64_t>(config.num_patches()) *
+                           static_cast<uint64_t>(config.d_model) * static_cast<uint64_t>(members);
+    const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 2 * tensor_bytes);
+    if (table > budget)
+      throw InputError(source +
+                       ": metadata 'model_config': " + std::to_string(config.num_patches()) +
+                       " patches x d_model " + std::to_string(config.d_model) + " need a " +
+                       std::to_string(table) + "-byte position table, expected at most " +
+                       std::to_string(budget) + " bytes for a file of this size");
+  }
+}
+
+Checkpoint Checkpoint::read(const std::string& path) {
+  return from_file(safetensors::read(path), path);
+}
+
+Checkpoint Checkpoint::from_file(safetensors::File file, const std::string& path) {
+  Checkpoint ck;
+  ck.path_ = path;
+  ck.file_ = std::move(file);
+  const auto& meta = ck.file_.metadata;
+  if (need(ck.file_, path, "format") != kCheckpointFormat) {
+    throw InputError(path + ": metadata 'format' is \"" + excerpt(meta.at("format")) +
+                     "\", expected \"" + kCheckpointFormat + "\"");
+  }
+  ck.attnfc_version_ = excerpt(need(ck.file_, path, "attnfc_version"));
+  const std::string fv = excerpt(need(ck.file_, path, "format_version"));
+  const bool v1 = fv == std::to_string(kCheckpointFormatVersion);
+  if (!v1 && fv != std::to_string(kEnsembleCheckpointFormatVersion)) {
+    throw InputError(path + ": checkpoint format_version is " + fv + " (written by attnfc " +
+                     ck.attnfc_version_ +
+                     "), but this attnfc (" ATTNFC_VERSION ") reads versions " +
+                     std::to_string(kCheckpointFormatVersion) + " and " +
+                     std::to_string(kEnsembleCheckpointFormatVersion));
+  }
+  // Version 1 predates the key and always holds one network.
+  const std::string members = excerpt(ck.meta("members", v1 ? "1" : ""));
+  const bool digits = !members.empty() && members.size() <= 4 &&
+                      members.find_first_not_of("0123456789") == std::string::npos;
+  const int count = digits ? std::stoi(members) : 0;
+  if (count < 1 || count > kMaxEnsembleMembers || (count == 1) != v1)
+    throw InputError(path + ": metadata 'members' is \"" + members + "\", expected " +
+                     (v1 ? std::string("\"1\" for format_version 1")
+                         : "a whole number from 2 to " + std::to_string(kMaxEnsembleMembers) +
+                               " for format_version 2"));
+  ck.members_ = count;
+  const std::string where = path + ": metadata 'model_config'";
+  const nlohmann::json config = parse_json_bounded(need(ck.file_, path, "model_config"), where);
+  try {
+    ck.config_ = parse_model_config(config, "model");
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  check_tensors_against_config(ck.file_, ck.config_, ck.members_, path);
+  return ck;
+}
+
+std::string Checkpoint::meta(const std::string& key, const std::string& fallback) const {
+  const auto it = file_.metadata.find(key);
+  return it == file_.metadata.end() ? fallback : it->second;
+}
+
+std::vector<ag::StateTensor> Checkpoint::extra() const {
+  std::vector<ag::StateTensor> out;
+  const std::string prefix = kOptimPrefix;
+  for (const auto& t : file_.tensors) {
+    if (t.name.rfind(prefix, 0) == 0) out.push_back({t.name.substr(prefix.size()), t.values});
+  }
+  return out;
+}
+
+}  // namespace attnfc::model

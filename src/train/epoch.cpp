@@ -1,0 +1,149 @@
+// Phases 5-7 of a training run: the steps of an epoch, its end, and the final score
+// (phases.hpp lists them all). One step (B samples of L context and H target steps, W
+// values a step): sampler -> SampleBuffers (base/sample.hpp) -> model.loss -> backward ->
+// clip -> AdamW(lr(step)).
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/kernels/random.hpp"
+#include "attnfc/model/checkpoint.hpp"
+#include "phases.hpp"
+
+namespace attnfc::train::detail {
+
+namespace {
+
+constexpr uint64_t kShuffleStream = 0x5f3759df01ULL, kDropoutStream = 0x9e3779b97fULL;
+
+// "step 12 (epoch 2, batch 3)" for the step that starts at this loop position.
+std::string step_name(int64_t global_step, int epoch, int64_t step_in_epoch) {
+  return "step " + std::to_string(global_step + 1) + " (epoch " + std::to_string(epoch + 1) +
+         ", batch " + std::to_string(step_in_epoch + 1) + ")";
+}
+std::string step_name(const LoopState& st) {
+  return step_name(st.global_step, st.epoch, st.step_in_epoch);
+}
+
+// One optimiser step on batch `st.step_in_epoch`; returns its loss and the samples used.
+double train_step(Training& t, int64_t& samples) {
+  const TrainConfig& tc = t.config.train;
+  LoopState& st = t.state;
+  const auto n = static_cast<int64_t>(t.train_windows.fill_batch(st.step_in_epoch, t.batch));
+  t.graph.reset();
+  ag::GraphScope scope(t.graph);
+  t.params.zero_grad();
+  const model::ForwardOptions fo{
+      .training = true,
+      .dropout_seed = kernels::random_bits(tc.seed ^ kDropoutStream, st.global_step)};
+  const ag::Tensor loss = t.net.loss(t.batch.view(n), fo);
+  const double lv = loss.item();
+  if (!std::isfinite(lv))
+    throw std::runtime_error("training diverged at " + step_name(st) + ": the loss is " +
+                             std::to_string(lv) +
+                             "; no model was saved from this step. "
+                             "Try a lower train.lr or train.grad_clip, or check the data");
+  t.graph.backward(loss);
+  const float norm =
+      ag::clip_grad_norm(t.params, tc.grad_clip > 0 ? static_cast<float>(tc.grad_clip) : INFINITY);
+  if (!std::isfinite(norm))
+    throw std::runtime_error("training diverged at " + step_name(st) + ": the gradient norm is " +
+                             std::to_string(norm) +
+                             "; no model was saved from this step. "
+                             "Try a lower train.lr or train.grad_clip");
+  t.adam.step(static_cast<float>(t.schedule.lr_at(st.global_step)));
+  samples += n;
+  return lv;
+}
+
+}  // namespace
+
+bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Progress& progress,
+               int64_t& steps_this_call) {
+  LoopState& st = t.state;
+  t.train_windows.shuffle(kernels::random_bits(t.config.train.seed ^ kShuffleStream, st.epoch));
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t samples = 0;
+  while (st.step_in_epoch < t.steps_per_epoch) {
+    st.epoch_loss_sum += train_step(t, samples);
+    ++st.step_in_epoch, ++st.global_step, ++steps_this_call;
+    progress.step(st.epoch + 1, st.step_in_epoch, st.epoch_loss_sum / st.step_in_epoch,
+                  st.last_val);
+    const bool stop_now =
+        (opt.interrupt && opt.interrupt->load()) ||
+        (opt.interrupt_after_steps > 0 && steps_this_call >= opt.interrupt_after_steps);
+    if (stop_now) {
+      progress.finish();
+      st.epoch_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      save_checkpoint(t, paths);
+      spdlog::warn("interrupted at {}; saved a resumable checkpoint to {}",
+                   step_name(st.global_step - 1, st.epoch, st.step_in_epoch - 1),
+                   paths.checkpoint());
+      return false;
+    }
+  }
+  const double seconds =
+      st.epoch_seconds +
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  end_epoch(t, paths, progress, seconds, samples);
+  return true;
+}
+
+void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double seconds,
+               int64_t samples) {
+  const TrainConfig& tc = t.config.train;
+  LoopState& st = t.state;
+  const double val = t.validation_mse();
+  st.last_val = val;
+  EpochRecord rec{st.epoch + 1,
+                  st.global_step,
+                  st.epoch_loss_sum / std::max<int64_t>(1, st.step_in_epoch),
+                  val,
+                  t.schedule.lr_at(st.global_step - 1),
+                  seconds,
+                  samples / std::max(seconds, 1e-9),
+                  st.stopper.update(val)};
+  st.records.push_back(rec);
+  if (rec.best) model::save_checkpoint(paths.model(), t.net, t.meta);
+  progress.epoch_done(rec, tc.patience > 0 ? tc.patience - st.stopper.bad_epochs() : -1);
+  write_file_atomic(paths.train_log(), format_train_log(st.records));
+  if (st.stopper.should_stop())
+    spdlog::info("early stopping: no improvement for {} epochs", tc.patience);
+  ++st.epoch;
+  st.step_in_epoch = 0, st.epoch_loss_sum = 0, st.epoch_seconds = 0;
+  save_checkpoint(t, paths);  // resumable from the next epoch
+}
+
+TrainResult score_kept_model(Training& t, const RunPaths& paths, int64_t steps_this_call) {
+  const LoopState& st = t.state;
+  if (st.stopper.best_epoch() < 0)
+    throw std::runtime_error("no epoch produced a finite validation loss; no model was saved");
+  model::Checkpoint::read(paths.model()).load_into(t.net);
+  TrainResult result{TrainResult::Status::kFinished,
+                     st.epoch,
+                     st.stopper.best_epoch(),
+                     st.stopper.best(),
+                     st.global_step,
+                     nullptr,
+                     steps_this_call};
+  double total_seconds = 0;
+  for (const auto& r : st.records) total_seconds += r.seconds;
+  std::string table;
+  nlohmann::json metrics = t.data.scorer->evaluate({&t.net}, &table);
+  spdlog::info("best epoch {} of {}:\n{}", result.best_epoch, result.epochs_run, table);
+  metrics.update({{"best_epoch", result.best_epoch},
+                  {"best_val_loss", result.best_val_loss},
+                  {"epochs_run", result.epochs_run},
+                  {"steps", result.steps},
+                  {"parameters", t.net.num_parameters()},
+                  {"train_seconds", total_seconds}});
+  if (!st.linear_start.is_null()) metrics["linear_start"] = st.linear_start;
+  write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");
+  result.metrics = metrics;
+  return result;
+}
+
+}  // namespace attnfc::train::detail

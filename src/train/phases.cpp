@@ -1,0 +1,133 @@
+// Phases 1-4 of a training run: data, resolved config, the training state, and its start
+// (phases.hpp lists them all).
+#include "phases.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/base/json_config.hpp"
+#include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/linear_init.hpp"
+
+namespace attnfc::train::detail {
+
+std::unique_ptr<RunData> prepare_data(RunConfig& config) {
+  auto d = std::make_unique<RunData>();
+  d->series = data::load_series(config.data.csv);
+  const auto L = static_cast<size_t>(config.model.context_length);
+  const auto H = static_cast<size_t>(config.model.horizon);
+  d->split = make_split(config.data, d->series, L);
+  data::validate_split(d->split, L, H, d->series.source);
+  resolve_model_channels(config, d->series.num_channels());
+  d->scaler = data::Scaler::fit(d->series, d->split.train);
+  d->scaled = d->series;
+  d->scaler.apply(d->scaled);
+  std::vector<std::string> parts{"val"};
+  if (config.train.evaluate_test) parts.push_back("test");
+  d->scorer = std::make_unique<Scorer>(d->series, d->scaler, d->split, config.model.context_length,
+                                       config.model.horizon, config.train.eval_batch_size, parts);
+  return d;
+}
+
+nlohmann::json write_resolved_config(const RunFolder& folder, const RunConfig& config,
+                                     bool resume) {
+  const nlohmann::json resolved = to_json(config);
+  if (resume) check_resume_config(folder.dir(), resolved);
+  write_file_atomic(folder.paths().config(), resolved.dump(2) + "\n");
+  return resolved;
+}
+
+namespace {
+
+int64_t epoch_steps(const TrainConfig& tc, const data::WindowSampler& windows) {
+  int64_t steps = static_cast<int64_t>(windows.num_batches(tc.batch_size));
+  if (tc.max_steps_per_epoch > 0) steps = std::min(steps, tc.max_steps_per_epoch);
+  return steps;
+}
+
+}  // namespace
+
+Training::Training(const RunConfig& config_, const RunData& data_, const nlohmann::json& resolved)
+    : config(config_),
+      data(data_),
+      net(config_.model, params, config_.train.seed),
+      adam(params, static_cast<float>(config_.train.beta1), static_cast<float>(config_.train.beta2),
+           static_cast<float>(config_.train.eps), static_cast<float>(config_.train.weight_decay)),
+      train_windows(data_.scaled, data_.split.train,
+                    static_cast<size_t>(config_.model.context_length),
+                    static_cast<size_t>(config_.model.horizon), config_.model.channel_mode),
+      steps_per_epoch(epoch_steps(config_.train, train_windows)),
+      batch(config_.train.batch_size, config_.model.context_length, config_.model.horizon,
+            static_cast<int64_t>(train_windows.width())) {
+  const TrainConfig& tc = config.train;
+  adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
+  schedule = {tc.schedule,
+              tc.lr,
+              tc.min_lr,
+              tc.warmup_steps,
+              tc.epochs * steps_per_epoch,
+              tc.step_epochs * steps_per_epoch,
+              tc.gamma};
+  meta = {{"config", resolved.dump()},
+          {"scaler", data.scaler.to_json().dump()},
+          {"columns", nlohmann::json(data.series.channels).dump()},
+          {"frequency", data.series.frequency.name()}};
+  state.stopper = EarlyStopping(tc.patience, tc.min_delta);
+}
+
+double Training::validation_mse() const {
+  return data.scorer->validation_mse({&net}, config.train.max_val_windows);
+}
+
+void save_checkpoint(const Training& t, const RunPaths& paths) {
+  auto m = t.meta;
+  m["train_state"] = t.state.to_json().dump();
+  model::save_checkpoint(paths.checkpoint(), t.net, m, t.adam.state());
+}
+
+void start_fresh(Training& t, const RunPaths& paths) {
+  const TrainConfig& tc = t.config.train;
+  if (t.config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
+    const data::TimeSeries& s = t.data.series;
+    const std::vector<float> values = scaled_with_gaps(s, t.data.scaler);
+    const LinearStart ls = init_linear_shortcut(
+        t.net, {values.data(), static_cast<int64_t>(s.rows()), static_cast<int>(s.num_channels())},
+        t.data.split, tc.linear_ridge);
+    if (std::isnan(ls.val_mse))
+      spdlog::info("linear shortcut: least squares on {} training windows, ridge {:g}", ls.windows,
+                   ls.ridge);
+    else
+      spdlog::info(
+          "linear shortcut: least squares on {} training windows, ridge {:g} (validation MSE "
+          "{:.5f}, the lowest of the candidates)",
+          ls.windows, ls.ridge, ls.val_mse);
+    t.state.linear_start = {{"ridge", ls.ridge}, {"windows", ls.windows}};
+    t.state.linear_start["val_mse"] =
+        std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
+  }
+  // The starting point is a candidate too (update 0 of the early stopper, "epoch 0"):
+  // with a least-squares shortcut or a zero head it is already a fair forecaster, and
+  // when no training epoch beats it on validation, the run keeps it instead of an
+  // epoch that only overfitted.
+  t.state.last_val = t.validation_mse();
+  spdlog::info("initial model: validation MSE {:.5f}", t.state.last_val);
+  if (t.state.stopper.update(t.state.last_val))
+    model::save_checkpoint(paths.model(), t.net, t.meta);
+}
+
+void resume(Training& t, const RunPaths& paths) {
+  const model::Checkpoint ck = model::Checkpoint::read(paths.checkpoint());
+  ck.load_into(t.net);
+  t.adam.load_state(ck.extra());
+  t.state = load_loop_state(ck.meta("train_state", ""), paths.checkpoint(), t.config.train.epochs,
+                            t.steps_per_epoch, t.state.stopper);
+  t.state.last_val = t.state.records.empty() ? std::nan("") : t.state.records.back().val_loss;
+  spdlog::info("resuming {} at epoch {}, step {}", paths.dir, t.state.epoch + 1,
+               t.state.step_in_epoch);
+}
+
+}  // namespace attnfc::train::detail

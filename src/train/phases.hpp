@@ -1,0 +1,92 @@
+#pragma once
+// The phases of one training run, in order (train() in trainer.cpp calls them; the
+// ensemble calls the first two for itself and train() for each member):
+//   1. prepare_data            load, split, fit the scaler on training rows only, scale;
+//                              build the Scorer (baselines fit now, not after training)
+//   2. write_resolved_config   config.json (checked against the saved one on --resume)
+//   3. Training                the network, AdamW, schedule, sampler, buffers
+//   4. start / resume          least-squares start and "epoch 0", or the checkpoint
+//   5. run_epoch               optimiser steps until the epoch ends or an interruption
+//   6. end_epoch               validation, keep the best model, log, checkpoint
+//   7. score_kept_model        metrics.json: the kept model beside the baselines
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/optim.hpp"
+#include "attnfc/autograd/parameters.hpp"
+#include "attnfc/base/sample.hpp"
+#include "attnfc/data/scaler.hpp"
+#include "attnfc/data/series.hpp"
+#include "attnfc/data/split.hpp"
+#include "attnfc/data/window.hpp"
+#include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/progress.hpp"
+#include "attnfc/train/run_folder.hpp"
+#include "attnfc/train/scorer.hpp"
+#include "attnfc/train/trainer.hpp"
+#include "loop_state.hpp"
+
+namespace attnfc::train::detail {
+
+// 1. The data of a run. Resolves model.channels of a mixed model from the data.
+struct RunData {
+  data::TimeSeries series;  // original units, as read
+  data::TimeSeries scaled;  // scaled by `scaler`
+  data::Split split;
+  data::Scaler scaler;
+  std::unique_ptr<Scorer> scorer;  // refers to series and scaler above
+};
+std::unique_ptr<RunData> prepare_data(RunConfig& config);
+
+// 2. Writes config.json; on resume, first checks that it describes the same run.
+// Returns the resolved config (every key, data-dependent keys filled in).
+nlohmann::json write_resolved_config(const RunFolder& folder, const RunConfig& config, bool resume);
+
+// 3. Everything a training loop owns. Built once; a step allocates nothing.
+struct Training {
+  Training(const RunConfig& config, const RunData& data, const nlohmann::json& resolved);
+
+  const RunConfig& config;
+  const RunData& data;
+  ag::ParameterSet params;
+  model::PatchTransformer net;
+  ag::AdamW adam;
+  data::WindowSampler train_windows;
+  int64_t steps_per_epoch = 0;
+  LrSchedule schedule;
+  std::map<std::string, std::string> meta;  // the model file's metadata
+  SampleBuffers batch;
+  ag::Graph graph;
+  LoopState state;
+
+  // The validation metric of the network as it is now (Scorer::validation_mse).
+  double validation_mse() const;
+};
+
+// 4. A fresh run: the least-squares start of the linear shortcut, then the starting
+// point scored as "epoch 0" (kept when no epoch beats it). A resumed run: the
+// checkpoint's parameters, moments and loop position, range-checked.
+void start_fresh(Training& t, const RunPaths& paths);
+void resume(Training& t, const RunPaths& paths);
+
+// 5. Steps until the epoch ends (true) or an interruption was asked for (false: a
+// resumable checkpoint has been saved). Throws std::runtime_error when training diverges.
+bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& options, Progress& progress,
+               int64_t& steps_this_call);
+
+// 6. After a full epoch: validation, the best model kept, train_log.csv, checkpoint.
+void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double epoch_seconds,
+               int64_t epoch_samples);
+
+// 7. Reloads the kept model and writes metrics.json.
+TrainResult score_kept_model(Training& t, const RunPaths& paths, int64_t steps_this_call);
+
+// The checkpoint of the loop as it is now.
+void save_checkpoint(const Training& t, const RunPaths& paths);
+
+}  // namespace attnfc::train::detail

@@ -1,0 +1,103 @@
+// read_input_file (issue 18 item 9): sizes checked before reading, devices refused,
+// FIFOs read with a cap and an idle timeout.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
+#include "attnfc/base/json_config.hpp"
+#include "attnfc/base/safetensors.hpp"
+
+using namespace attnfc;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path scratch() {
+  const fs::path d = fs::temp_directory_path() / ("attnfc_input_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("input file: a regular file within the limit is read whole, a larger one refused") {
+  const fs::path d = scratch();
+  const std::string path = (d / "a.txt").string();
+  std::ofstream(path) << std::string(1000, 'a');
+  CHECK(read_input_file(path, 1000, "test file").size() == 1000);
+  CHECK_THROWS_WITH_AS(
+      read_input_file(path, 999, "test file"),
+      doctest::Contains("a.txt: the test file has 1000 bytes, expected at most 999"), InputError);
+  fs::remove_all(d);
+}
+
+TEST_CASE("input file: /dev/zero, /dev/urandom and directories are refused at once") {
+  for (const char* dev : {"/dev/zero", "/dev/urandom", "/dev/null"}) {
+    CHECK_THROWS_WITH_AS(read_input_file(dev, 1 << 20, "config file"),
+                         doctest::Contains("is a character device"), InputError);
+    CHECK_THROWS_WITH_AS(load_json_file(dev), doctest::Contains(dev), InputError);
+    CHECK_THROWS_WITH_AS(safetensors::read(dev), doctest::Contains("is a character device"),
+                         InputError);
+  }
+  CHECK_THROWS_WITH_AS(read_input_file("/tmp", 10, "config file"),
+                       doctest::Contains("is a directory"), InputError);
+  CHECK_THROWS_WITH_AS(read_input_file("/no/such/file", 10, "config file"),
+                       doctest::Contains("cannot open config file"), InputError);
+}
+
+TEST_CASE("input file: a FIFO without a writer times out instead of hanging") {
+  const fs::path d = scratch();
+  const std::string fifo = (d / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(read_input_file(fifo, 1 << 20, "config file", 300),
+                       doctest::Contains("no data for"), InputError);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  // With a writer, a FIFO is read up to the cap.
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    const std::string text(5000, 'x');
+    (void)!::write(fd, text.data(), text.size());
+    ::close(fd);
+  });
+  CHECK(read_input_file(fifo, 1 << 20, "config file", 5000).size() == 5000);
+  writer.join();
+  std::signal(SIGPIPE, SIG_IGN);  // the reader gives up before the writer is done
+  std::thread big([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    const std::string text(100'000, 'x');
+    (void)!::write(fd, text.data(), text.size());
+    ::close(fd);
+  });
+  CHECK_THROWS_WITH_AS(read_input_file(fifo, 1000, "config file", 5000),
+                       doctest::Contains("more than 1001 bytes, expected at most 1000"),
+                       InputError);
+  big.join();
+  fs::remove_all(d);
+}
+
+TEST_CASE("input file: a huge file with a bad safetensors header is refused before the read") {
+  const fs::path d = scratch();
+  const std::string path = (d / "sparse.safetensors").string();
+  {
+    // A 4 GiB sparse file: header length 2^62 would be refused after 8 bytes.
+    std::ofstream out(path, std::ios::binary);
+    const char len[8] = {0, 0, 0, 0, 0, 0, 0, 0x40};
+    out.write(len, 8);
+  }
+  fs::resize_file(path, uint64_t{4} << 30);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(safetensors::read(path), doctest::Contains("header length"), InputError);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  CHECK_THROWS_WITH_AS(safetensors::read(path, 1 << 20),
+                       doctest::Contains("expected at most 1048576"), InputError);
+  fs::remove_all(d);
+}

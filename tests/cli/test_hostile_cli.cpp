@@ -1,0 +1,169 @@
+// Issue 18, the command-line side: outputs that cannot be written, outputs over inputs,
+// non-finite forecasts, times past 9999-12-31 and option ranges, each with its exit code
+// (2 bad input, 1 runtime failure) and a one-line message.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "attnfc/base/safetensors.hpp"
+#include "cli_run.hpp"
+
+namespace fs = std::filesystem;
+using cli_test::Run;
+using cli_test::run_attnfc;
+using cli_test::slurp;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// One micro model trained once for every case below (a few seconds).
+struct Trained {
+  std::string dir, csv, model;
+  Trained() {
+    dir =
+        (fs::temp_directory_path() / ("attnfc_cli_hostile_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    csv = dir + "/etth1_head.csv";
+    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+    std::ofstream out(csv);
+    std::string line;
+    for (int i = 0; i < 701 && std::getline(in, line); ++i) out << line << "\n";
+    out.close();
+    std::ofstream(dir + "/micro.json") << R"({
+  "data": {"path": ")" + csv + R"(", "columns": ["OT"],
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
+})";
+    const Run r = run_attnfc("train --config " + dir + "/micro.json --out " + dir + "/run");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    model = dir + "/run/model.safetensors";
+  }
+  ~Trained() { fs::remove_all(dir); }
+};
+
+// Runs attnfc with its stdout redirected by `redirect`, keeping stderr in the output.
+Run with_stdout(const std::string& args, const std::string& redirect) {
+  return cli_test::sh("{ " + std::string(ATTNFC_BINARY) + " " + args + " " + redirect + "; }");
+}
+
+const Trained& trained() {
+  static const Trained t;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cli: predict and inspect report a failed stdout with exit 1 (item 5)") {
+  const Trained& t = trained();
+  Run r = with_stdout("predict --model " + t.model + " --input " + t.csv, "> /dev/full");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "stdout: write failed (No space left on device)"));
+  r = with_stdout("predict --model " + t.model + " --input " + t.csv, ">&-");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "stdout: write failed (standard output is closed)"));
+  r = with_stdout("inspect " + t.csv, "> /dev/full");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "stdout: write failed"));
+  r = with_stdout("--help", "> /dev/full");
+  CHECK(r.code == 1);
+  // Writing a file to a full device is a runtime failure too, not bad input.
+  r = run_attnfc("predict --model " + t.model + " --input " + t.csv + " --output /dev/full");
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "/dev/full: write failed (No space left on device)"));
+}
+
+TEST_CASE("cli: predict --output equal to --input or --model is refused (item 6)") {
+  const Trained& t = trained();
+  const std::string before = slurp(t.csv), model_before = slurp(t.model);
+  Run r = run_attnfc("predict --model " + t.model + " --input " + t.csv + " --output " + t.csv);
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "is the same file as --input"));
+  // Another spelling of the same file, and a hard link, are the same file too.
+  const std::string other =
+      fs::path(t.model).parent_path().string() + "/./../run/model.safetensors";
+  r = run_attnfc("predict --model " + t.model + " --input " + t.csv + " --output " + other);
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "is the same file as --model"));
+  fs::create_hard_link(t.csv, t.dir + "/hard.csv");
+  r = run_attnfc("predict --model " + t.model + " --input " + t.csv + " --output " + t.dir +
+                 "/hard.csv");
+  CHECK(r.code == 2);
+  CHECK(slurp(t.csv) == before);
+  CHECK(slurp(t.model) == model_before);
+  r = run_attnfc("plot --model " + t.model + " --input " + t.csv + " --output " + t.csv);
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("cli: an inf forecast after inverse scaling is exit 2, naming the column (item 4)") {
+  const Trained& t = trained();
+  auto f = attnfc::safetensors::read(t.model);
+  f.metadata["scaler"] = R"({"type":"zscore","channels":["OT"],"mean":[0],"scale":[1e300]})";
+  const std::string huge = t.dir + "/run/huge_scale.safetensors";
+  attnfc::safetensors::write(huge, f);
+  Run r = run_attnfc("predict --model " + huge + " --input " + t.csv);
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "column 'OT': the forecast at step 1 is infinite"));
+  CHECK(!contains(r.out, "inf\n"));
+  r = run_attnfc("plot --model " + huge + " --input " + t.csv + " --output " + t.dir + "/p.html");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "column 'OT'"));
+  CHECK(!fs::exists(t.dir + "/p.html"));
+}
+
+TEST_CASE("cli: a forecast past 9999-12-31 is refused with a message (item 13)") {
+  const Trained& t = trained();
+  const std::string late = t.dir + "/late.csv";
+  {
+    std::ofstream out(late);
+    out << "date,OT\n";
+    for (int h = 0; h < 48; ++h) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "9999-12-%02d %02d:00:00,%d\n", 30 + h / 24, h % 24, h % 7);
+      out << buf;
+    }
+  }
+  const Run r = run_attnfc("predict --model " + t.model + " --input " + late);
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "forecast step 1 of 8 falls after 9999-12-31 23:59:59"));
+}
+
+TEST_CASE("cli: option ranges: --threads 0, plot --window -5, plot --log missing (item 13)") {
+  const Trained& t = trained();
+  Run r = run_attnfc("--threads 0 inspect " + t.csv);
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "expected a whole number from 1 to 4096"));
+  CHECK(r.out.size() < 400);  // no 309-digit range
+  r = run_attnfc("plot --model " + t.model + " --input " + t.csv + " --window -5");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "--window: found -5"));
+  r = run_attnfc("plot --model " + t.model + " --input " + t.csv + " --log " + t.dir +
+                 "/missing.csv");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "missing.csv: file not found"));
+}
+
+TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)") {
+  const Trained& t = trained();
+  const std::string deep = t.dir + "/deep.json";
+  std::ofstream(deep) << std::string(100000, '[') + std::string(100000, ']');
+  Run r = run_attnfc("train --config " + deep + " --out " + t.dir + "/deep_run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "nested deeper than 64 levels"));
+  const std::string dup = t.dir + "/dup.json";
+  std::ofstream(dup) << R"({"model": {"d_model": 8, "d_model": 4096}})";
+  r = run_attnfc("train --config " + dup + " --out " + t.dir + "/dup_run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "key 'model.d_model' appears twice"));
+  r = run_attnfc("train --config /dev/zero --out " + t.dir + "/zero_run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "character device"));
+}
