@@ -35,10 +35,25 @@ base_srcs=(src/base/error.cpp src/base/json_parse.cpp src/base/json_config.cpp
            src/base/input_file.cpp src/base/safetensors.cpp src/base/atomic_file.cpp)
 model_srcs=(src/model/model_config.cpp src/model/checkpoint_read.cpp)
 
+# Every source is compiled once, in parallel, with the fuzzer's coverage instrumentation
+# (fuzzer-no-link); each target links its own objects.
+jobs=$(nproc 2>/dev/null || echo 2)
+compile() {  # compile <sources...>: objects in $out/obj
+  mkdir -p "$out/obj"
+  printf '%s\n' "$@" | sort -u | xargs -P "$jobs" -I{} sh -c \
+    'o="$0/obj/$(echo "$1" | tr / _).o"; [ -f "$o" ] ||
+     "$2" $3 -fsanitize=fuzzer-no-link,address,undefined -c "$1" -o "$o"' \
+    "$out" {} "$cxx" "${flags[*]}"
+}
+objects() {  # objects <sources...>: their object paths
+  for f in "$@"; do printf '%s ' "$out/obj/$(echo "$f" | tr / _).o"; done
+}
 build() {  # build <target> <sources...>
   local name=$1; shift
   echo "fuzz.sh: building $out/fuzz_$name with $cxx"
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined "$@" -o "$out/fuzz_$name"
+  compile "$@"
+  # shellcheck disable=SC2046
+  "$cxx" -fsanitize=fuzzer,address,undefined $(objects "$@") -o "$out/fuzz_$name"
 }
 
 seed_csv() {
@@ -71,6 +86,7 @@ seed_config() {
 }
 
 mkdir -p "$out"
+rm -rf "$out/obj"  # objects are shared between the targets of this run only
 status=0
 for t in $targets; do
   mkdir -p "$out/corpus-$t" "$out/findings-$t"

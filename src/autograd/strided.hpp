@@ -61,6 +61,22 @@ inline int64_t offset4(const Dims4& st, int64_t a, int64_t b, int64_t c, int64_t
   return a * st[0] + b * st[1] + c * st[2] + e * st[3];
 }
 
+// f(i) for every i in [0, n): split statically over the OpenMP team when `parallel`
+// (each index on exactly one thread), else in order on this thread.
+template <class F>
+inline void index_loop(int64_t n, bool parallel, F&& f) {
+  if (!parallel) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#pragma omp parallel
+  {
+    kernels::enable_flush_to_zero();
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
 // Walks the rows of padded dims 0..2 (row(a, b, c) per row), in parallel when
 // `parallel` and the work is large; callers guarantee rows write distinct elements.
 template <class F>
@@ -70,16 +86,7 @@ inline void for_rows(const Dims4& d, bool parallel, F&& row) {
     const int64_t c = r % d[2], b = (r / d[2]) % d[1], a = r / (d[2] * d[1]);
     row(a, b, c);
   };
-  if (!parallel || rows < 2 || rows * d[3] < kParallelMin) {
-    for (int64_t r = 0; r < rows; ++r) body(r);
-    return;
-  }
-#pragma omp parallel
-  {
-    kernels::enable_flush_to_zero();
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) body(r);
-  }
+  index_loop(rows, parallel && rows >= 2 && rows * d[3] >= kParallelMin, body);
 }
 
 // Row-wise walk for the strided copies: f(dst_row, src_row) per row.
@@ -127,16 +134,7 @@ inline void accumulate_strided(float* dst, const std::array<int64_t, kMaxDims>& 
 // Parallel flat loop over [0, n) when n is large enough.
 template <class F>
 inline void flat_loop(int64_t n, F&& f) {
-  if (n < kParallelMin) {
-    for (int64_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-#pragma omp parallel
-  {
-    kernels::enable_flush_to_zero();
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
+  index_loop(n, n >= kParallelMin, f);
 }
 
 }  // namespace attnfc::ag::detail

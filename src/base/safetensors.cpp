@@ -151,8 +151,89 @@ std::string serialize(const File& file) {
   return out;
 }
 
+namespace {
+
+using Fail = std::function<InputError(const std::string&)>;
+
+struct Entry {
+  TensorData tensor;  // values not read yet
+  uint64_t begin = 0, end = 0;
+};
+
+// One header entry: dtype, shape and data_offsets checked against the buffer size.
+Entry parse_entry(const std::string& name, const nlohmann::json& e, uint64_t buffer_size,
+                  const std::string& source, const Fail& fail) {
+  const std::string shown = name.size() > 200 ? name.substr(0, 200) + "..." : name;
+  const std::string where = "tensor '" + shown + "': ";
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
+      !e.contains("data_offsets")) {
+    throw fail(where + "expected an object with dtype, shape and data_offsets");
+  }
+  const auto& dtype = e["dtype"];
+  const auto& offsets = e["data_offsets"];
+  if (!dtype.is_string()) throw fail(where + "dtype is not a string");
+  if (dtype.get_ref<const std::string&>().size() > 16)
+    throw fail(where + "unknown dtype " + json_excerpt(dtype, 16));
+  Entry entry;
+  TensorData& t = entry.tensor;
+  t.name = name;
+  t.dtype = dtype.get<std::string>();
+  const int elem = dtype_size(t.dtype);
+  if (elem == 0) throw fail(where + "unknown dtype \"" + t.dtype + "\"");
+  const uint64_t numel = checked_numel(e["shape"], where, t.shape, fail);
+  uint64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(elem), &nbytes))
+    throw fail(where + "shape " + shape_str(t.shape) + " of " + t.dtype +
+               " needs more than 2^64 bytes");
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned()) {
+    throw fail(where + "data_offsets is not a pair of non-negative integers");
+  }
+  entry.begin = offsets[0].get<uint64_t>();
+  entry.end = offsets[1].get<uint64_t>();
+  if (entry.begin > entry.end || entry.end > buffer_size) {
+    throw fail(where + "data_offsets [" + std::to_string(entry.begin) + ", " +
+               std::to_string(entry.end) + "] lie outside the " + std::to_string(buffer_size) +
+               "-byte data buffer");
+  }
+  if (entry.end - entry.begin != nbytes) {
+    throw fail(where + "data_offsets span " + std::to_string(entry.end - entry.begin) +
+               " bytes but shape " + shape_str(t.shape) + " of " + t.dtype + " needs " +
+               std::to_string(nbytes));
+  }
+  if (t.dtype != "F32") {
+    throw InputError(source + ": tensor '" + shown + "' has dtype " + t.dtype +
+                     ", expected F32 (attnfc stores and reads float32 only)");
+  }
+  return entry;
+}
+
+// The tensors must tile the buffer: no overlap (aliasing) and no unexplained bytes.
+// Checked before any value is copied, so aliased entries cannot multiply the memory.
+void check_tiling(std::vector<Entry>& entries, uint64_t buffer_size, const Fail& fail) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t expect = 0;
+  for (const auto& s : entries) {
+    if (s.begin != expect) {
+      const std::string& name = s.tensor.name;
+      throw fail("tensor '" + (name.size() > 200 ? name.substr(0, 200) + "..." : name) +
+                 "' starts at byte " + std::to_string(s.begin) + " of the data buffer, expected " +
+                 std::to_string(expect) + " (tensors must not overlap or leave gaps)");
+    }
+    expect = s.end;
+  }
+  if (expect != buffer_size) {
+    throw fail("the data buffer has " + std::to_string(buffer_size) +
+               " bytes but the tensors cover " + std::to_string(expect));
+  }
+}
+
+}  // namespace
+
 File parse(std::string_view bytes, const std::string& source) {
-  auto fail = [&](const std::string& what) -> InputError {
+  const Fail fail = [&](const std::string& what) -> InputError {
     return InputError(source + ": not a valid safetensors file: " + what);
   };
   if (bytes.size() < 8) {
@@ -175,89 +256,30 @@ File parse(std::string_view bytes, const std::string& source) {
   const std::string_view buffer = bytes.substr(8 + n);
 
   File file;
-  struct Span {
-    uint64_t begin, end;
-    size_t index;
-  };
-  std::vector<Span> spans;
+  std::vector<Entry> entries;
   for (const auto& item : header.items()) {
     const std::string& name = item.key();
     const auto& e = item.value();
-    if (name == "__metadata__") {
-      if (!e.is_object()) throw fail("__metadata__ is not an object of strings");
-      for (const auto& m : e.items()) {
-        if (!m.value().is_string()) {
-          throw fail("__metadata__ entry '" + m.key() + "' is not a string");
-        }
-        file.metadata[m.key()] = m.value().get<std::string>();
-      }
+    if (name != "__metadata__") {
+      entries.push_back(parse_entry(name, e, buffer.size(), source, fail));
       continue;
     }
-    const std::string where =
-        "tensor '" + (name.size() > 200 ? name.substr(0, 200) + "..." : name) + "': ";
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
-        !e.contains("data_offsets")) {
-      throw fail(where + "expected an object with dtype, shape and data_offsets");
+    if (!e.is_object()) throw fail("__metadata__ is not an object of strings");
+    for (const auto& m : e.items()) {
+      if (!m.value().is_string()) {
+        throw fail("__metadata__ entry '" + m.key().substr(0, 200) + "' is not a string");
+      }
+      file.metadata[m.key()] = m.value().get<std::string>();
     }
-    const auto& dtype = e["dtype"];
-    const auto& shape = e["shape"];
-    const auto& offsets = e["data_offsets"];
-    if (!dtype.is_string()) throw fail(where + "dtype is not a string");
-    if (dtype.get_ref<const std::string&>().size() > 16)
-      throw fail(where + "unknown dtype " + json_excerpt(dtype, 16));
-    TensorData t;
-    t.name = name;
-    t.dtype = dtype.get<std::string>();
-    const int elem = dtype_size(t.dtype);
-    if (elem == 0) throw fail(where + "unknown dtype \"" + t.dtype + "\"");
-    const uint64_t numel = checked_numel(shape, where, t.shape, fail);
-    uint64_t nbytes = 0;
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(elem), &nbytes))
-      throw fail(where + "shape " + shape_str(t.shape) + " of " + t.dtype +
-                 " needs more than 2^64 bytes");
-    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-        !offsets[1].is_number_unsigned()) {
-      throw fail(where + "data_offsets is not a pair of non-negative integers");
-    }
-    const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-    if (begin > end || end > buffer.size()) {
-      throw fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                 "] lie outside the " + std::to_string(buffer.size()) + "-byte data buffer");
-    }
-    if (end - begin != nbytes) {
-      throw fail(where + "data_offsets span " + std::to_string(end - begin) + " bytes but shape " +
-                 shape_str(t.shape) + " of " + t.dtype + " needs " + std::to_string(nbytes));
-    }
-    if (t.dtype != "F32") {
-      throw InputError(source + ": tensor '" + name + "' has dtype " + t.dtype +
-                       ", expected F32 (attnfc stores and reads float32 only)");
-    }
-    read_f32_le(buffer.data() + begin, numel, t.values);
-    spans.push_back({begin, end, file.tensors.size()});
-    file.tensors.push_back(std::move(t));
   }
-  // The tensors must tile the buffer: no overlap (aliasing) and no unexplained bytes.
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  uint64_t expect = 0;
-  for (const auto& s : spans) {
-    if (s.begin != expect) {
-      throw fail("tensor '" + file.tensors[s.index].name + "' starts at byte " +
-                 std::to_string(s.begin) + " of the data buffer, expected " +
-                 std::to_string(expect) + " (tensors must not overlap or leave gaps)");
-    }
-    expect = s.end;
+  check_tiling(entries, buffer.size(), fail);
+  // Tensors in file order (the header object itself is unordered); each value is read
+  // once, so the memory is bounded by the buffer.
+  file.tensors.reserve(entries.size());
+  for (auto& s : entries) {
+    read_f32_le(buffer.data() + s.begin, (s.end - s.begin) / 4, s.tensor.values);
+    file.tensors.push_back(std::move(s.tensor));
   }
-  if (expect != buffer.size()) {
-    throw fail("the data buffer has " + std::to_string(buffer.size()) +
-               " bytes but the tensors cover " + std::to_string(expect));
-  }
-  // Present tensors in file order (the header object itself is unordered).
-  std::vector<TensorData> ordered;
-  ordered.reserve(spans.size());
-  for (const auto& s : spans) ordered.push_back(std::move(file.tensors[s.index]));
-  file.tensors = std::move(ordered);
   return file;
 }
 

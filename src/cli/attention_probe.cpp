@@ -18,22 +18,9 @@
 namespace attnfc::cli {
 
 ProbeSeries parse_probe_series(const std::string& name) {
-  if (name == "sine") return ProbeSeries::Sine;
-  if (name == "trend") return ProbeSeries::Trend;
-  if (name == "noise") return ProbeSeries::Noise;
-  throw InputError("--series: unknown series '" + name + "'; expected sine, trend or noise");
-}
-
-const char* probe_series_name(ProbeSeries s) {
-  switch (s) {
-    case ProbeSeries::Sine:
-      return "sine";
-    case ProbeSeries::Trend:
-      return "trend";
-    case ProbeSeries::Noise:
-      return "noise";
-  }
-  return "?";
+  if (const auto kind = enum_from_name<ProbeSeries>(name)) return *kind;
+  throw InputError("--series: unknown series '" + name + "'; expected " +
+                   enum_word_list<ProbeSeries>());
 }
 
 namespace {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "attnfc/base/enum_names.hpp"
+
 namespace attnfc::cli {
 
 // The toy series a demo head attends over. Each position t is embedded as the 2-D
@@ -17,7 +19,6 @@ namespace attnfc::cli {
 enum class ProbeSeries { Sine, Trend, Noise };
 // "sine" | "trend" | "noise"; throws InputError naming the value otherwise.
 ProbeSeries parse_probe_series(const std::string& name);
-const char* probe_series_name(ProbeSeries s);
 
 struct SeriesAttention {
   int length = 0;
@@ -95,3 +96,8 @@ int autocorrelation_peak(const std::vector<double>& acf, double min_value = 0.0)
 double softmax_jacobian_norm(const float* p, int n);
 
 }  // namespace attnfc::cli
+
+template <>
+struct attnfc::EnumNames<attnfc::cli::ProbeSeries> {
+  static constexpr std::array<const char*, 3> words{"sine", "trend", "noise"};
+};

@@ -49,7 +49,7 @@ int run_series_demo(const DemoOptions& o) {
   const SeriesAttention r = series_attention(kind, o.period, o.length, !o.unscaled, o.seed);
   const int L = r.length;
   std::printf("One causal attention head over a %s series, period P = %s, length L = %d.\n",
-              probe_series_name(kind), number(o.period).c_str(), L);
+              enum_name(kind), number(o.period).c_str(), L);
   std::printf("Q = K = V = %s\n", embedding_text(kind));
   std::printf("weights = softmax(Q K^T%s + causal mask), output = weights V\n\n",
               o.unscaled ? "" : " / sqrt(2)");

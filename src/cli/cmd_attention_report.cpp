@@ -83,94 +83,115 @@ std::string versus_period(long lag_steps, long period, int patch_len) {
   return " (~ " + what + " at patch resolution " + std::to_string(patch_len) + ")";
 }
 
-int run_report(const ReportOptions& o) {
-  if (o.model.empty() || o.input.empty())
-    throw InputError(
-        "attention: the report needs --model MODEL.safetensors and --input DATA.csv "
-        "(or run 'attnfc attention demo')");
-  const train::LoadedModel lm = train::LoadedModel::load(o.model);
-  const model::ModelConfig& cfg = lm.config();
+// One window's attention, and the series it came from, ready to print or save.
+struct Report {
+  const data::TimeSeries* series = nullptr;
+  int L = 0, P = 0, N = 0, members = 1, layers = 0;
+  size_t channel = 0;
+  int64_t start = 0, end = 0, length = 0;
+  int acf_peak = 0;         // the series' period (0 = none)
+  std::vector<double> acf;  // of the first differences (data/seasonality.hpp)
+  std::vector<HeadReport> heads;
+};
+
+// The network the report reads (--member), checked against the file.
+const model::PatchTransformer& chosen_network(const ReportOptions& o,
+                                              const train::LoadedModel& lm) {
   const int members = static_cast<int>(lm.networks.size());
   if (o.member < 1 || o.member > members)
     throw InputError("--member: found " + std::to_string(o.member) + ", expected 1.." +
                      std::to_string(members) + " (" + o.model + " holds " +
                      std::to_string(members) + (members == 1 ? " network)" : " ensemble members)"));
-  const model::PatchTransformer& net = *lm.networks[static_cast<size_t>(o.member - 1)];
-  const data::TimeSeries series = lm.read_series(o.input);
+  return *lm.networks[static_cast<size_t>(o.member - 1)];
+}
+
+// The window ending at --window in model units (scaled as in training), its attention
+// maps, one HeadReport per layer and head, and the series' own period.
+Report gather(const ReportOptions& o, const train::LoadedModel& lm,
+              const data::TimeSeries& series) {
+  const model::PatchTransformer& net = chosen_network(o, lm);
+  const model::ModelConfig& cfg = lm.config();
+  Report r;
+  r.series = &series;
+  r.members = static_cast<int>(lm.networks.size());
+  r.L = cfg.context_length, r.P = cfg.patch_len, r.N = cfg.num_patches();
   const int64_t rows = static_cast<int64_t>(series.rows());
-  const int L = cfg.context_length, P = cfg.patch_len, N = cfg.num_patches();
   const int64_t C = static_cast<int64_t>(series.num_channels());
   const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
-  const size_t channel = o.channel.empty() ? 0 : series.channel_index(o.channel);
-
-  const int64_t end = o.window_end < 0 ? rows : o.window_end;
-  if (end < 1 || end > rows)
+  r.channel = o.channel.empty() ? 0 : series.channel_index(o.channel);
+  r.end = o.window_end < 0 ? rows : o.window_end;
+  if (r.end < 1 || r.end > rows)
     throw InputError("--window: expected an end row in 1.." + std::to_string(rows) + " (" +
                      o.input + " has " + std::to_string(rows) + " rows), got " +
                      std::to_string(o.window_end));
-  const int64_t start = std::max<int64_t>(0, end - L), length = end - start;
-
-  // The window in model units: scaled as in training, [length, C] (mixed) or [length, 1].
+  r.start = std::max<int64_t>(0, r.end - r.L), r.length = r.end - r.start;
+  // [length, C] (mixed) or [length, 1].
   const int64_t tc = mixed ? C : 1;
-  std::vector<float> ctx(static_cast<size_t>(length * tc));
+  std::vector<float> ctx(static_cast<size_t>(r.length * tc));
   std::vector<uint8_t> obs(ctx.size());
-  for (int64_t t = 0; t < length; ++t)
+  for (int64_t t = 0; t < r.length; ++t)
     for (int64_t c = 0; c < tc; ++c) {
-      const size_t src_c = mixed ? static_cast<size_t>(c) : channel;
-      ctx[t * tc + c] = series.value(start + t, src_c);
-      obs[t * tc + c] = series.is_observed(start + t, src_c) ? 1 : 0;
+      const size_t src_c = mixed ? static_cast<size_t>(c) : r.channel;
+      ctx[t * tc + c] = series.value(r.start + t, src_c);
+      obs[t * tc + c] = series.is_observed(r.start + t, src_c) ? 1 : 0;
     }
   if (mixed)
-    lm.scaler.transform(ctx.data(), static_cast<size_t>(length));
+    lm.scaler.transform(ctx.data(), static_cast<size_t>(r.length));
   else
-    lm.scaler.transform_channel(ctx.data(), static_cast<size_t>(length), channel);
-  const std::vector<std::vector<float>> maps = net.attention_maps(ctx.data(), obs.data(), length);
-
-  // The series' own period: autocorrelation of the chosen channel over the whole input.
-  std::vector<float> col(static_cast<size_t>(rows));
-  for (int64_t t = 0; t < rows; ++t)
-    col[t] = series.is_observed(t, channel) ? series.value(t, channel) : NAN;
-  std::vector<double> acf;  // of the first differences (data/seasonality.hpp)
-  const int acf_peak = data::seasonal_period(col.data(), rows, 1, L, &acf);
-
-  std::vector<HeadReport> heads;
+    lm.scaler.transform_channel(ctx.data(), static_cast<size_t>(r.length), r.channel);
+  const std::vector<std::vector<float>> maps = net.attention_maps(ctx.data(), obs.data(), r.length);
+  r.layers = static_cast<int>(maps.size());
+  const int N = r.N;
   for (size_t layer = 0; layer < maps.size(); ++layer) {
     const int H = static_cast<int>(maps[layer].size() / (static_cast<size_t>(N) * N));
     for (int h = 0; h < H; ++h) {
-      HeadReport r;
-      r.layer = static_cast<int>(layer);
-      r.head = h;
+      HeadReport hr;
+      hr.layer = static_cast<int>(layer);
+      hr.head = h;
       const float* w = maps[layer].data() + static_cast<size_t>(h) * N * N;
-      r.weights.assign(w, w + static_cast<size_t>(N) * N);
-      r.lags = causal_lag_profile(r.weights.data(), N);
-      heads.push_back(std::move(r));
+      hr.weights.assign(w, w + static_cast<size_t>(N) * N);
+      hr.lags = causal_lag_profile(hr.weights.data(), N);
+      r.heads.push_back(std::move(hr));
     }
   }
+  // The series' own period: the chosen channel over the whole input.
+  std::vector<float> col(static_cast<size_t>(rows));
+  for (int64_t t = 0; t < rows; ++t)
+    col[t] = series.is_observed(t, r.channel) ? series.value(t, r.channel) : NAN;
+  r.acf_peak = data::seasonal_period(col.data(), rows, 1, r.L, &r.acf);
+  return r;
+}
 
-  std::printf("Model %s: %zu layers x %d heads; context %d steps = %d patches of %d.\n",
-              o.model.c_str(), maps.size(), cfg.n_heads, L, N, P);
-  if (members > 1)
+void print_header(const ReportOptions& o, const Report& r, int n_heads) {
+  const data::TimeSeries& series = *r.series;
+  std::printf("Model %s: %d layers x %d heads; context %d steps = %d patches of %d.\n",
+              o.model.c_str(), r.layers, n_heads, r.L, r.N, r.P);
+  if (r.members > 1)
     std::printf(
         "An ensemble of %d networks (its forecast is their mean); these are member %d's "
         "maps (--member).\n",
-        members, o.member);
-  std::printf("Window: rows %lld..%lld (%s .. %s)%s, channel %s.\n", static_cast<long long>(start),
-              static_cast<long long>(end - 1), series.format_time(series.timestamps[start]).c_str(),
-              series.format_time(series.timestamps[end - 1]).c_str(),
-              length < L ? " (shorter than the context: padded in front)" : "",
-              series.channels[channel].c_str());
-  if (acf_peak > 0)
+        r.members, o.member);
+  std::printf("Window: rows %lld..%lld (%s .. %s)%s, channel %s.\n",
+              static_cast<long long>(r.start), static_cast<long long>(r.end - 1),
+              series.format_time(series.timestamps[r.start]).c_str(),
+              series.format_time(series.timestamps[r.end - 1]).c_str(),
+              r.length < r.L ? " (shorter than the context: padded in front)" : "",
+              series.channels[r.channel].c_str());
+  if (r.acf_peak > 0)
     std::printf("Series autocorrelation peak: lag %d steps (r = %.2f, of the first differences).\n",
-                acf_peak, acf[acf_peak]);
+                r.acf_peak, r.acf[r.acf_peak]);
   else
     std::printf("Series autocorrelation: no significant peak up to lag %zu (no clear period).\n",
-                acf.size() - 1);
-  std::printf("Lags are in patches (x %d steps); lift > 1 = more attention than uniform.\n", P);
-  if (o.heatmap && N > kMaxHeatmap)
-    std::printf("(%d patches: too wide for a terminal heatmap; use --csv or --json.)\n", N);
+                r.acf.size() - 1);
+  std::printf("Lags are in patches (x %d steps); lift > 1 = more attention than uniform.\n", r.P);
+  if (o.heatmap && r.N > kMaxHeatmap)
+    std::printf("(%d patches: too wide for a terminal heatmap; use --csv or --json.)\n", r.N);
   std::printf("\n");
+}
 
-  for (const HeadReport& r : heads) {
+void print_heads(const ReportOptions& o, const Report& rep) {
+  const int P = rep.P, N = rep.N;
+  for (const HeadReport& r : rep.heads) {
     const long steps = static_cast<long>(r.lags.dominant_lag) * P;
     std::printf("layer %d head %d: ", r.layer, r.head);
     if (r.lags.dominant_lag == 0)
@@ -187,17 +208,17 @@ int run_report(const ReportOptions& o) {
 
   // Summary: the heads a user should look at, sharpest lag preference first.
   std::printf("\nHeads by how sharply they prefer one lag");
-  if (acf_peak > 0) std::printf(", against the series' period of %d steps", acf_peak);
+  if (rep.acf_peak > 0) std::printf(", against the series' period of %d steps", rep.acf_peak);
   std::printf(":\n");
   std::vector<const HeadReport*> order;
-  for (const HeadReport& r : heads) order.push_back(&r);
+  for (const HeadReport& r : rep.heads) order.push_back(&r);
   auto peak_lift = [](const HeadReport* r) {
     return r->lags.dominant_lag ? r->lags.lift[r->lags.dominant_lag] : 0.0;
   };
   std::stable_sort(order.begin(), order.end(), [&](const HeadReport* a, const HeadReport* b) {
     return peak_lift(a) > peak_lift(b);
   });
-  auto verdict = [&](long steps) { return versus_period(steps, acf_peak, P); };
+  auto verdict = [&](long steps) { return versus_period(steps, rep.acf_peak, P); };
   for (const HeadReport* r : order) {
     const long lag = static_cast<long>(r->lags.dominant_lag) * P;
     const long period = static_cast<long>(r->lags.lift_period) * P;
@@ -207,52 +228,71 @@ int run_report(const ReportOptions& o) {
       std::printf("; lift repeats every %ld steps%s", period, verdict(period).c_str());
     std::printf("\n");
   }
+}
 
-  if (!o.csv_path.empty()) {
-    std::string csv = "layer,head,query_patch,key_patch,weight\n";
-    char buf[96];
-    for (const HeadReport& r : heads)
-      for (int i = 0; i < N; ++i)
-        for (int j = 0; j <= i; ++j) {
-          std::snprintf(buf, sizeof buf, "%d,%d,%d,%d,%.9g\n", r.layer, r.head, i, j,
-                        r.weights[static_cast<size_t>(i) * N + j]);
-          csv += buf;
-        }
-    write_file_atomic(o.csv_path, csv);
+void write_csv(const std::string& path, const Report& rep) {
+  const int N = rep.N;
+  std::string csv = "layer,head,query_patch,key_patch,weight\n";
+  char buf[96];
+  for (const HeadReport& r : rep.heads)
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j <= i; ++j) {
+        std::snprintf(buf, sizeof buf, "%d,%d,%d,%d,%.9g\n", r.layer, r.head, i, j,
+                      r.weights[static_cast<size_t>(i) * N + j]);
+        csv += buf;
+      }
+  write_file_atomic(path, csv);
+}
+
+void write_json(const ReportOptions& o, const Report& rep) {
+  const data::TimeSeries& series = *rep.series;
+  const int P = rep.P, N = rep.N;
+  const int64_t start = rep.start, end = rep.end;
+  nlohmann::json j;
+  j["model"] = o.model;
+  j["input"] = o.input;
+  j["channel"] = series.channels[rep.channel];
+  j["window"] = {{"start_row", start},
+                 {"end_row", end - 1},
+                 {"start_time", series.format_time(series.timestamps[start])},
+                 {"end_time", series.format_time(series.timestamps[end - 1])}};
+  j["patch_len"] = P;
+  j["num_patches"] = N;
+  j["autocorrelation_peak_steps"] = rep.acf_peak;
+  j["autocorrelation_of_differences"] = rep.acf;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const HeadReport& r : rep.heads) {
+    if (r.layer >= static_cast<int>(layers.size()))
+      layers.push_back({{"heads", nlohmann::json::array()}});
+    nlohmann::json w = nlohmann::json::array();
+    for (int i = 0; i < N; ++i)
+      w.push_back(std::vector<float>(r.weights.begin() + static_cast<long>(i) * N,
+                                     r.weights.begin() + static_cast<long>(i + 1) * N));
+    layers[r.layer]["heads"].push_back({{"head", r.head},
+                                        {"dominant_lag_patches", r.lags.dominant_lag},
+                                        {"dominant_lag_steps", r.lags.dominant_lag * P},
+                                        {"lift_period_patches", r.lags.lift_period},
+                                        {"lift_period_steps", r.lags.lift_period * P},
+                                        {"lag_mass", r.lags.mass},
+                                        {"lag_lift", r.lags.lift},
+                                        {"weights", w}});
   }
-  if (!o.json_path.empty()) {
-    nlohmann::json j;
-    j["model"] = o.model;
-    j["input"] = o.input;
-    j["channel"] = series.channels[channel];
-    j["window"] = {{"start_row", start},
-                   {"end_row", end - 1},
-                   {"start_time", series.format_time(series.timestamps[start])},
-                   {"end_time", series.format_time(series.timestamps[end - 1])}};
-    j["patch_len"] = P;
-    j["num_patches"] = N;
-    j["autocorrelation_peak_steps"] = acf_peak;
-    j["autocorrelation_of_differences"] = acf;
-    nlohmann::json layers = nlohmann::json::array();
-    for (const HeadReport& r : heads) {
-      if (r.layer >= static_cast<int>(layers.size()))
-        layers.push_back({{"heads", nlohmann::json::array()}});
-      nlohmann::json w = nlohmann::json::array();
-      for (int i = 0; i < N; ++i)
-        w.push_back(std::vector<float>(r.weights.begin() + static_cast<long>(i) * N,
-                                       r.weights.begin() + static_cast<long>(i + 1) * N));
-      layers[r.layer]["heads"].push_back({{"head", r.head},
-                                          {"dominant_lag_patches", r.lags.dominant_lag},
-                                          {"dominant_lag_steps", r.lags.dominant_lag * P},
-                                          {"lift_period_patches", r.lags.lift_period},
-                                          {"lift_period_steps", r.lags.lift_period * P},
-                                          {"lag_mass", r.lags.mass},
-                                          {"lag_lift", r.lags.lift},
-                                          {"weights", w}});
-    }
-    j["layers"] = layers;
-    write_file_atomic(o.json_path, j.dump(1) + "\n");
-  }
+  j["layers"] = layers;
+  write_file_atomic(o.json_path, j.dump(1) + "\n");
+}
+
+int run_report(const ReportOptions& o) {
+  if (o.model.empty() || o.input.empty())
+    throw InputError(
+        "attention: the report needs --model MODEL.safetensors and --input DATA.csv "
+        "(or run 'attnfc attention demo')");
+  const train::LoadedModel lm = train::LoadedModel::load(o.model);
+  const data::TimeSeries series = lm.read_series(o.input);
+  const Report r = gather(o, lm, series);
+  print_header(o, r, lm.config().n_heads);
+  print_heads(o, r);
+  if (!o.csv_path.empty()) write_csv(o.csv_path, r);
+  if (!o.json_path.empty()) write_json(o, r);
   return 0;
 }
 

@@ -157,12 +157,18 @@ int run_plot(const PlotArgs& a) {
   const size_t t0 = part.begin + static_cast<size_t>(w);  // first forecast row
 
   const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
-  std::vector<float> ctx(values.begin() + (t0 - L) * C, values.begin() + t0 * C);
+  // The window's context as one sample (base/sample.hpp), flagged as the sampler flags it.
+  SampleBuffers sample(1, L, 0, C);
+  for (size_t i = 0; i < static_cast<size_t>(L) * C; ++i) {
+    const size_t src = (t0 - L) * C + i;
+    sample.context_observed[i] = series.observed[src];
+    sample.context_values[i] = sample.context_observed[i] ? values[src] : 0.0f;
+  }
   std::vector<float> fc(static_cast<size_t>(H) * C), base(fc.size());
-  train::model_forecaster(lm.members(), C, H)(ctx.data(), 1, fc.data());
+  train::model_forecaster(lm.members(), C, H)(sample.view(1), fc.data());
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
-  nl.forecast(ctx.data(), 1, C, base.data());
+  nl.forecast(sample.view(1), base.data());
   lm.scaler.inverse_transform(fc.data(), H);
   lm.scaler.inverse_transform(base.data(), H);
   for (int c = 0; c < std::min(C, a.max_channels); ++c) {
@@ -237,9 +243,9 @@ int run_plot(const PlotArgs& a) {
   std::vector<uint8_t> aobs(actx.size());
   for (int k = 0; k < L; ++k)
     for (int c = 0; c < width; ++c) {
-      const float v = ctx[static_cast<size_t>(k) * C + c];
-      actx[static_cast<size_t>(k) * width + c] = std::isnan(v) ? 0.0f : v;
-      aobs[static_cast<size_t>(k) * width + c] = !std::isnan(v);
+      const size_t src = static_cast<size_t>(k) * C + c;
+      actx[static_cast<size_t>(k) * width + c] = sample.context_values[src];
+      aobs[static_cast<size_t>(k) * width + c] = sample.context_observed[src];
     }
   const auto maps = lm.networks.front()->attention_maps(actx.data(), aobs.data(), L);
   const int n = cfg.num_patches(), heads = cfg.n_heads;

@@ -72,19 +72,22 @@ int run_predict(const PredictArgs& a) {
     series.frequency = data::Frequency::parse(lm.frequency);
   }
 
-  // The last L rows (front-padded with missing values when the file is shorter), scaled.
-  const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
+  // The last L rows as one sample (front-padded with unobserved steps when the file is
+  // shorter), scaled; filled values are unobserved, as in training.
+  data::TimeSeries scaled = series;
+  lm.scaler.apply(scaled);
   const auto rows = static_cast<int64_t>(series.rows());
-  std::vector<float> ctx(static_cast<size_t>(L) * C, std::nanf(""));
+  SampleBuffers sample(1, L, 0, C);
   const int64_t take = std::min<int64_t>(L, rows);
   for (int64_t t = 0; t < take; ++t)
     for (int c = 0; c < C; ++c) {
       const size_t src = static_cast<size_t>(rows - take + t) * C + c;
-      ctx[static_cast<size_t>(L - take + t) * C + c] =
-          series.observed[src] ? values[src] : std::nanf("");
+      const size_t dst = static_cast<size_t>(L - take + t) * C + c;
+      sample.context_values[dst] = scaled.values[src];
+      sample.context_observed[dst] = scaled.observed[src];
     }
   std::vector<float> forecast(static_cast<size_t>(H) * C);
-  train::model_forecaster(lm.members(), C, H)(ctx.data(), 1, forecast.data());
+  train::model_forecaster(lm.members(), C, H)(sample.view(1), forecast.data());
   lm.scaler.inverse_transform(forecast.data(), H);
   check_finite(forecast, series, H, a);
 

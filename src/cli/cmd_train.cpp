@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/json_parse.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "commands.hpp"
@@ -60,6 +61,22 @@ train::TrainResult train_naming_flags(const train::RunConfig& cfg, const train::
   }
 }
 
+// Each --set value goes through the bounded JSON parser first: a bare word (not JSON)
+// stays a string, but 1e999, a 400-digit integer, a duplicate key or deep nesting is an
+// InputError naming the --set, before apply_overrides sees it.
+void check_set_values(const std::vector<std::string>& sets) {
+  for (const auto& set : sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos) continue;  // apply_overrides explains the syntax
+    const std::string shown = set.size() > 80 ? set.substr(0, 80) + "..." : set;
+    try {
+      (void)parse_json_bounded(std::string_view(set).substr(eq + 1), "--set '" + shown + "'");
+    } catch (const JsonSyntaxError&) {
+      // a bare word such as cosine or datasets/x.csv
+    }
+  }
+}
+
 int run_train(const TrainArgs& a) {
   namespace fs = std::filesystem;
   if (a.config.empty() && !a.resume)
@@ -75,6 +92,7 @@ int run_train(const TrainArgs& a) {
     throw InputError(config_path + (a.config.empty() ? ": no saved config in the run folder"
                                                      : ": config file not found"));
   nlohmann::json root = load_json_file(config_path);
+  check_set_values(a.sets);
   train::apply_overrides(root, a.sets);
   const train::RunConfig cfg = train::parse_run_config(root);
 

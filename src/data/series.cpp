@@ -197,6 +197,15 @@ void select_value_columns(const CsvTable& table, const CsvOptions& opt,
                             "found no numeric value columns among: " + join(table.header()) + hint +
                                 "; expected at least one column of numbers besides the time"));
   }
+  // Two value columns of one name would be one channel name for two series: a model
+  // trained on them could not find its columns again.
+  for (size_t k = 0; k < cols.size(); ++k)
+    for (size_t m = k + 1; m < cols.size(); ++m)
+      if (table.header()[cols[k].col] == table.header()[cols[m].col])
+        throw InputError(locate(table.source(), 1, static_cast<long>(cols[m].col + 1),
+                                "column '" + quote_token(table.header()[cols[m].col]) +
+                                    "' has the name of column " + std::to_string(cols[k].col + 1) +
+                                    "; expected every value column to have its own name"));
 }
 
 // Applies the missing-value policy (InputError under "error").

@@ -12,11 +12,14 @@ namespace attnfc::train {
 
 namespace {
 
-// The last observed (non-NaN) value of channel c at or before context row t; NaN if none.
-double last_observed(const float* ctx, int t, int channels, int c) {
+// The last observed value of channel c at or before context step t (NaN if none).
+double last_observed(const SampleBatch& s, int64_t b, int t, int c) {
+  const int64_t C = s.width;
+  const float* ctx = s.context_values + b * s.context * C;
+  const uint8_t* obs = s.context_observed ? s.context_observed + b * s.context * C : nullptr;
   for (; t >= 0; --t) {
-    const float v = ctx[static_cast<int64_t>(t) * channels + c];
-    if (!std::isnan(v)) return v;
+    const int64_t i = static_cast<int64_t>(t) * C + c;
+    if (!obs || obs[i]) return ctx[i];
   }
   return std::nan("");
 }
@@ -29,33 +32,30 @@ int infer_period(const SeriesRef& train, int max_lag, double min_acf) {
       1, data::seasonal_period(train.data, train.rows, train.channels, max_lag, nullptr, min_acf));
 }
 
-void repeat_last(const float* contexts, int64_t batch, int context, int horizon, int channels,
-                 float* out) {
-  for (int64_t b = 0; b < batch; ++b) {
-    const float* ctx = contexts + b * context * channels;
-    float* o = out + b * horizon * channels;
-    for (int c = 0; c < channels; ++c) {
-      const float last = static_cast<float>(last_observed(ctx, context - 1, channels, c));
-      for (int h = 0; h < horizon; ++h) o[h * channels + c] = last;
+void repeat_last(const SampleBatch& s, int horizon, float* out) {
+  const int C = static_cast<int>(s.width), L = static_cast<int>(s.context);
+  for (int64_t b = 0; b < s.count; ++b) {
+    float* o = out + b * horizon * C;
+    for (int c = 0; c < C; ++c) {
+      const float last = static_cast<float>(last_observed(s, b, L - 1, c));
+      for (int h = 0; h < horizon; ++h) o[h * C + c] = last;
     }
   }
 }
 
-void seasonal_naive(const float* contexts, int64_t batch, int context, int horizon, int channels,
-                    int period, float* out) {
-  if (period < 1 || period > context)
+void seasonal_naive(const SampleBatch& s, int horizon, int period, float* out) {
+  const int C = static_cast<int>(s.width), L = static_cast<int>(s.context);
+  if (period < 1 || period > L)
     throw std::invalid_argument("seasonal-naive: period " + std::to_string(period) +
-                                " must be between 1 and the context length " +
-                                std::to_string(context));
-  for (int64_t b = 0; b < batch; ++b) {
-    const float* ctx = contexts + b * context * channels;
-    float* o = out + b * horizon * channels;
+                                " must be between 1 and the context length " + std::to_string(L));
+  for (int64_t b = 0; b < s.count; ++b) {
+    float* o = out + b * horizon * C;
     for (int h = 1; h <= horizon; ++h) {
       // Same phase in the last season the context saw: T + h - m * ceil(h / m).
       const int back = period * ((h + period - 1) / period);
-      const int t = context - 1 + h - back;  // index into the context, 0-based
-      for (int c = 0; c < channels; ++c)
-        o[(h - 1) * channels + c] = static_cast<float>(last_observed(ctx, t, channels, c));
+      const int t = L - 1 + h - back;  // index into the context, 0-based
+      for (int c = 0; c < C; ++c)
+        o[(h - 1) * C + c] = static_cast<float>(last_observed(s, b, t, c));
     }
   }
 }
@@ -206,26 +206,31 @@ std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int 
   return out;
 }
 
-void NLinear::forecast(const float* contexts, int64_t batch, int channels, float* out) const {
+void NLinear::forecast(const SampleBatch& s, float* out) const {
+  if (s.context != context_)
+    throw std::invalid_argument("NLinear: samples of context " + std::to_string(s.context) +
+                                ", fitted for " + std::to_string(context_));
+  const int C = static_cast<int>(s.width);
   std::vector<double> x(context_);
-  for (int64_t b = 0; b < batch; ++b) {
-    const float* ctx = contexts + b * context_ * channels;
-    float* o = out + b * horizon_ * channels;
-    for (int c = 0; c < channels; ++c) {
+  for (int64_t b = 0; b < s.count; ++b) {
+    const float* ctx = s.context_values + b * context_ * C;
+    const uint8_t* obs = s.context_observed ? s.context_observed + b * context_ * C : nullptr;
+    float* o = out + b * horizon_ * C;
+    for (int c = 0; c < C; ++c) {
       // Missing context values are carried forward from the last observation before them.
       double prev = std::nan("");
       for (int i = 0; i < context_; ++i) {
-        const float v = ctx[static_cast<int64_t>(i) * channels + c];
-        if (!std::isnan(v)) prev = v;
+        const int64_t k = static_cast<int64_t>(i) * C + c;
+        if (!obs || obs[k]) prev = ctx[k];
         x[i] = prev;
       }
       const double last = x[context_ - 1];
       for (int i = 0; i < context_; ++i) x[i] = std::isnan(x[i]) ? 0.0 : x[i] - last;
       for (int k = 0; k < horizon_; ++k) {
         const double* w = &weight_[static_cast<size_t>(k) * context_];
-        double s = bias_[k];
-        for (int i = 0; i < context_; ++i) s += w[i] * x[i];
-        o[static_cast<int64_t>(k) * channels + c] = static_cast<float>(last + s);
+        double sum = bias_[k];
+        for (int i = 0; i < context_; ++i) sum += w[i] * x[i];
+        o[static_cast<int64_t>(k) * C + c] = static_cast<float>(last + sum);
       }
     }
   }

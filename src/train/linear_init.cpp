@@ -77,6 +77,16 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& 
   if (!weight.defined() || weight.numel() != static_cast<int64_t>(K) * H || !bias.defined())
     throw std::logic_error("init_linear_shortcut: model has no linear_skip [H, K] and bias [H]");
 
+  // The normal equations X^T X of K + 1 features in double, and a copy per solve: a
+  // lookback of tens of thousands would ask for tens of GB before fitting anything.
+  constexpr double kMaxBytes = 2.0 * (1u << 30);
+  const double bytes = 2.0 * 8.0 * (K + 1.0) * (K + 1.0);
+  if (bytes > kMaxBytes)
+    throw InputError("model.linear_lookback: found " + std::to_string(K) +
+                     ", whose least-squares start needs " + std::to_string(bytes / (1 << 30)) +
+                     " GiB; expected at most " +
+                     std::to_string(static_cast<int>(std::sqrt(kMaxBytes / 16.0)) - 1) +
+                     " (or train.linear_init: \"zero\")");
   const int C = scaled.channels;
   const SeriesRef train{scaled.data + split.train.begin * C,
                         static_cast<int64_t>(split.train.size()), C};

@@ -19,23 +19,29 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   // Scratch buffers are reused across calls (each member's forecast still allocates).
   auto ctx = std::make_shared<std::vector<float>>();
   auto obs = std::make_shared<std::vector<uint8_t>>();
-  return [members, L, H, C, mixed, ctx, obs](const float* contexts, int64_t batch, float* out) {
-    const int64_t n = static_cast<int64_t>(batch) * L * C;
-    ctx->resize(n);
-    obs->resize(n);
-    // Independent: sample (b, c) is row b * C + c, a [L] series; mixed: [batch, L, C] as is.
-    for (int64_t b = 0; b < batch; ++b)
-      for (int t = 0; t < L; ++t)
-        for (int c = 0; c < C; ++c) {
-          const float v = contexts[(b * L + t) * C + c];
-          const int64_t dst = mixed ? (b * L + t) * C + c : (b * C + c) * L + t;
-          (*obs)[dst] = std::isnan(v) ? 0 : 1;
-          (*ctx)[dst] = std::isnan(v) ? 0.0f : v;
-        }
+  return [members, L, H, C, mixed, ctx, obs](const SampleBatch& s, float* out) {
+    if (s.context != L || s.width != C)
+      throw std::invalid_argument("model_forecaster: samples of another shape");
+    const int64_t batch = s.count, n = batch * L * C;
+    const float* values = s.context_values;
+    const uint8_t* observed = s.context_observed;
+    if (!mixed) {  // sample (b, c) becomes row b * C + c, a [L] series of its own
+      ctx->resize(n);
+      obs->resize(n);
+      for (int64_t b = 0; b < batch; ++b)
+        for (int t = 0; t < L; ++t)
+          for (int c = 0; c < C; ++c) {
+            const int64_t src = (b * L + t) * C + c, dst = (b * C + c) * L + t;
+            (*ctx)[dst] = values[src];
+            (*obs)[dst] = observed ? observed[src] : 1;
+          }
+      values = ctx->data();
+      observed = obs->data();
+    }
     const int64_t samples = mixed ? batch : batch * C;
-    std::vector<float> f = members[0]->forecast(ctx->data(), obs->data(), samples, L, H);
+    std::vector<float> f = members[0]->forecast(values, observed, samples, L, H);
     for (size_t k = 1; k < members.size(); ++k) {
-      const std::vector<float> fk = members[k]->forecast(ctx->data(), obs->data(), samples, L, H);
+      const std::vector<float> fk = members[k]->forecast(values, observed, samples, L, H);
       for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
     }
     if (members.size() > 1) {
@@ -65,7 +71,12 @@ LoadedModel LoadedModel::load(const std::string& path) {
   const nlohmann::json cols = need("columns");
   if (!cols.is_array() || cols.empty())
     throw InputError(path + ": metadata 'columns': expected a non-empty array of names");
-  for (const auto& c : cols) lm.columns.push_back(c.get<std::string>());
+  for (const auto& c : cols) {
+    if (!c.is_string() || c.get<std::string>().empty())
+      throw InputError(path + ": metadata 'columns': found " + json_excerpt(c) +
+                       ", expected a non-empty column name (a string)");
+    lm.columns.push_back(c.get<std::string>());
+  }
   lm.run = parse_run_config(need("config"));
   lm.frequency = ck.meta("frequency", "unknown");
   if (lm.scaler.num_channels() != lm.columns.size())

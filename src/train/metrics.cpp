@@ -56,7 +56,7 @@ MetricAccumulator::MetricAccumulator(int horizon, int channels, std::vector<doub
                                 std::to_string(channels));
 }
 
-void MetricAccumulator::add(const float* forecast, const float* actual) {
+void MetricAccumulator::add(const float* forecast, const float* actual, const uint8_t* counted) {
   double se = 0, ae = 0, ape = 0, sape = 0;
   int64_t n = 0, n_ape = 0;
   for (int c = 0; c < channels_; ++c) {
@@ -68,7 +68,7 @@ void MetricAccumulator::add(const float* forecast, const float* actual) {
       if (!std::isfinite(f))
         throw std::runtime_error("non-finite forecast at horizon step " + std::to_string(h + 1) +
                                  ", channel " + std::to_string(c));
-      if (std::isnan(y)) continue;
+      if (std::isnan(y) || (counted && !counted[i])) continue;
       const double e = f - y, abs_e = std::fabs(e);
       se += e * e;
       ae_c += abs_e;

@@ -25,25 +25,30 @@ Scorer::Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const
       horizon_(horizon),
       batch_(batch),
       parts_(parts),
-      values_(scaled_with_gaps(series, scaler)) {
+      scaled_(series) {
+  scaler.apply(scaled_);
   const int C = static_cast<int>(series.num_channels());
   for (const auto& part : parts_) {
     if (part != "val" && part != "test")
       throw std::invalid_argument("Scorer: unknown split part '" + part + "'");
-    if (protocol(part).windows() == 0)
+    if (data::count_windows(part_rows(part), static_cast<size_t>(context + horizon)) == 0)
       throw InputError(series.source + ": the " + part + " split holds no complete window of " +
                        "context " + std::to_string(context) + " + horizon " +
                        std::to_string(horizon) +
                        "; lower model.context_length or model.horizon, or change data.split");
   }
-  const SeriesRef train_rows{values_.data() + split.train.begin * C,
+  // The fits read the training rows with NaN where a value is missing under "mask".
+  const std::vector<float> values = scaled_with_gaps(series, scaler);
+  const SeriesRef train_rows{values.data() + split.train.begin * C,
                              static_cast<int64_t>(split.train.size()), C};
   try {
     baselines_ = baseline_forecasters(train_rows, context, horizon, 0, &period_);
   } catch (const std::exception& e) {
-    throw InputError(series.source + ": the baselines every run is scored against cannot be " +
-                     "fit on the training rows (" + e.what() +
-                     "); lower model.context_length or model.horizon, or give more rows");
+    throw InputError(
+        series.source + ": the baselines every run is scored against cannot be " +
+        "fit on the training rows (" + e.what() +
+        "); lower model.context_length or model.horizon, give more rows, or fill the gaps "
+        "(data.missing: interpolate)");
   }
   mase_scaled_ = mase_scale(train_rows.data, train_rows.rows, C, period_);
   std::vector<float> train_orig(train_rows.data, train_rows.data + train_rows.rows * C);
@@ -51,19 +56,19 @@ Scorer::Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const
   mase_original_ = mase_scale(train_orig.data(), train_rows.rows, C, period_);
 }
 
-WindowProtocol Scorer::protocol(const std::string& part) const {
-  const data::RowRange t = part == "val" ? split_.val_targets() : split_.test_targets();
-  return {context_, horizon_, static_cast<int64_t>(t.begin), static_cast<int64_t>(t.end), batch_};
+data::RowRange Scorer::part_rows(const std::string& part) const {
+  return part == "val" ? split_.val : split_.test;
 }
 
 double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
-  WindowProtocol p = protocol("val");
-  if (max_windows > 0 && max_windows < p.windows())  // the first max_windows windows
-    p.target_end = std::max<int64_t>(p.target_begin, context_) + max_windows - 1 + horizon_;
+  data::RowRange rows = part_rows("val");
+  const auto window = static_cast<size_t>(context_ + horizon_);
+  if (max_windows > 0 && static_cast<size_t>(max_windows) < data::count_windows(rows, window))
+    rows.end = rows.begin + window + static_cast<size_t>(max_windows) - 1;  // the first ones
   const int C = static_cast<int>(series_->num_channels());
   const std::vector<ScoredModel> scored =
-      evaluate_windows({values_.data(), static_cast<int64_t>(series_->rows()), C}, {}, p,
-                       mase_scaled_, mase_original_, {{"attnfc", model_forecaster(model, C)}});
+      evaluate_windows(scaled_, rows, context_, horizon_, batch_, {}, mase_scaled_, mase_original_,
+                       {{"attnfc", model_forecaster(model, C)}});
   const Metrics& m = scored.front().scaled;
   return m.windows > 0 ? m.mse : std::nan("");
 }
@@ -75,18 +80,20 @@ nlohmann::json Scorer::evaluate(const Members& model, std::string* table) const 
   auto unscale = [this](float* v, int64_t rows) { scaler_->inverse_transform(v, rows); };
   nlohmann::json out = {{"seasonal_period", period_}};
   for (const auto& part : parts_) {
-    const WindowProtocol p = protocol(part);
+    const data::RowRange rows = part_rows(part);
     const data::RowRange t = part == "val" ? split_.val_targets() : split_.test_targets();
-    const auto scored = evaluate_windows({values_.data(), static_cast<int64_t>(series_->rows()), C},
-                                         unscale, p, mase_scaled_, mase_original_, all);
+    const auto windows =
+        static_cast<int64_t>(data::count_windows(rows, static_cast<size_t>(context_ + horizon_)));
+    const auto scored = evaluate_windows(scaled_, rows, context_, horizon_, batch_, unscale,
+                                         mase_scaled_, mase_original_, all);
     if (table)
-      *table += part + " split: " + std::to_string(p.windows()) + " windows, target rows " +
+      *table += part + " split: " + std::to_string(windows) + " windows, target rows " +
                 std::to_string(t.begin) + ".." + std::to_string(t.end) + " (" +
                 series_->format_time(series_->timestamps[t.begin]) + " .. " +
                 series_->format_time(series_->timestamps[t.end - 1]) + ")\n" +
                 format_table(scored) + "\n";
     out[part] = {
-        {"windows", p.windows()}, {"target_rows", {t.begin, t.end}}, {"models", to_json(scored)}};
+        {"windows", windows}, {"target_rows", {t.begin, t.end}}, {"models", to_json(scored)}};
   }
   return out;
 }

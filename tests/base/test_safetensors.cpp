@@ -161,3 +161,15 @@ TEST_CASE("safetensors: the header JSON is bounded and duplicate tensor names ar
   e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[1e999],"data_offsets":[0,4]}})", ""));
   CHECK(contains(e, "key 't.shape[0]'"));
 }
+
+TEST_CASE("safetensors: aliased entries are refused before any value is copied") {
+  // 3000 entries that all claim the same 1 MiB: copying each before the overlap check
+  // allocated 3 GiB for a 1 MiB file.
+  std::string json = "{";
+  for (int i = 0; i < 3000; ++i)
+    json += (i ? "," : "") + std::string("\"t") + std::to_string(i) +
+            R"(":{"dtype":"F32","shape":[262144],"data_offsets":[0,1048576]})";
+  json += "}";
+  const std::string e = error_of(with_header(json, std::string(1 << 20, '\0')));
+  CHECK(contains(e, "must not overlap or leave gaps"));
+}

@@ -163,6 +163,16 @@ TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)
   r = run_attnfc("train --config " + dup + " --out " + t.dir + "/dup_run");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "key 'model.d_model' appears twice"));
+  // --set values go through the same parser; a bare word is still a string.
+  r = run_attnfc("train --config " + t.dir + "/micro.json --set train.lr=1e999 --out " + t.dir +
+                 "/set_run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "--set 'train.lr=1e999'"));
+  CHECK(contains(r.out, "range of a double"));
+  r = run_attnfc("train --config " + t.dir + "/micro.json --set 'model={\"d_model\": 8, " +
+                 "\"d_model\": 9}' --out " + t.dir + "/set_run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "key 'd_model' appears twice"));
   r = run_attnfc("train --config /dev/zero --out " + t.dir + "/zero_run");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "character device"));

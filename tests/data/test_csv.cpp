@@ -196,3 +196,10 @@ TEST_CASE("error: no time column and no numeric value column") {
             "found no numeric value columns among: date, name (column 'name' holds text such as "
             "'x' on line 2)"));
 }
+
+TEST_CASE("error: two value columns of one name (issue 18 item 12)") {
+  // Accepted, it trained a model whose columns predict could not find again.
+  const std::string e = load_error("date,load,load\n2020-01-01,1,2\n2020-01-02,3,4\n");
+  CHECK(has(e, "in.csv:1:3: column 'load' has the name of column 2"));
+  CHECK(has(e, "expected every value column to have its own name"));
+}

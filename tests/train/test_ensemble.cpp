@@ -59,12 +59,15 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   CHECK(ens.run.train.ensemble == 2);
   CHECK(ens.run.train.seed == 7);
   const int C = 2, L = 32, H = 8, B = 3;
-  std::vector<float> ctx(B * L * C);
-  for (size_t i = 0; i < ctx.size(); ++i) ctx[i] = static_cast<float>(std::sin(0.3 * i));
+  SampleBuffers ctx(B, L, 0, C);
+  for (size_t i = 0; i < ctx.context_values.size(); ++i) {
+    ctx.context_values[i] = static_cast<float>(std::sin(0.3 * i));
+    ctx.context_observed[i] = 1;
+  }
   std::vector<float> fe(B * H * C), f1(fe.size()), f2(fe.size());
-  model_forecaster(ens.members(), C)(ctx.data(), B, fe.data());
-  model_forecaster(m1.members(), C)(ctx.data(), B, f1.data());
-  model_forecaster(m2.members(), C)(ctx.data(), B, f2.data());
+  model_forecaster(ens.members(), C)(ctx.view(B), fe.data());
+  model_forecaster(m1.members(), C)(ctx.view(B), f1.data());
+  model_forecaster(m2.members(), C)(ctx.view(B), f2.data());
   CHECK(f1 != f2);
   for (size_t i = 0; i < fe.size(); ++i) CHECK(fe[i] == (f1[i] + f2[i]) / 2.0f);
 

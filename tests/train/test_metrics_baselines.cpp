@@ -10,11 +10,35 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/sample.hpp"
+#include "attnfc/data/series.hpp"
 #include "attnfc/train/baselines.hpp"
 #include "attnfc/train/evaluate.hpp"
 #include "attnfc/train/metrics.hpp"
 
 using namespace attnfc::train;
+
+namespace {
+
+// One sample holding the `length` values at `values` (all observed).
+attnfc::SampleBatch contexts(const float* values, int length) {
+  static const std::vector<uint8_t> all_observed(4096, 1);
+  return {1, length, 0, 1, values, all_observed.data(), nullptr, nullptr};
+}
+
+// A one-channel series of these values (hourly, all observed), for evaluate_windows.
+attnfc::data::TimeSeries one_channel(const std::vector<float>& values) {
+  attnfc::data::TimeSeries s;
+  s.source = "test";
+  s.channels = {"y"};
+  s.values = values;
+  s.observed.assign(values.size(), 1);
+  for (size_t t = 0; t < values.size(); ++t) s.timestamps.push_back(3600 * static_cast<int64_t>(t));
+  s.missing_per_channel = {0};
+  return s;
+}
+
+}  // namespace
 
 TEST_CASE("metrics of one window match hand computation") {
   // horizon 2, channels 2: errors (f - y) = {1, -2, 0, 4}
@@ -102,18 +126,19 @@ TEST_CASE("infer_period finds the season and reports none for a trend") {
 
 TEST_CASE("repeat-last and seasonal-naive forecast exactly what they promise") {
   // context 6, horizon 5, 2 channels; channel 0 repeats period 3, channel 1 has a gap at the end
-  const float nan = std::nanf("");
-  const float ctx[] = {1, 10, 2, 20, 3, 30, 1, 40, 2, 50, 3, nan};
+  const float ctx[] = {1, 10, 2, 20, 3, 30, 1, 40, 2, 50, 3, 99};
+  const uint8_t obs[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
+  const attnfc::SampleBatch samples{1, 6, 0, 2, ctx, obs, nullptr, nullptr};
   std::vector<float> out(10);
-  repeat_last(ctx, 1, 6, 5, 2, out.data());
+  repeat_last(samples, 5, out.data());
   for (int h = 0; h < 5; ++h) {
     CHECK(out[h * 2] == 3);
-    CHECK(out[h * 2 + 1] == 50);  // last observed value, not the NaN
+    CHECK(out[h * 2 + 1] == 50);  // last observed value, not the missing one
   }
-  seasonal_naive(ctx, 1, 6, 5, 2, 3, out.data());
+  seasonal_naive(samples, 5, 3, out.data());
   const float expect0[] = {1, 2, 3, 1, 2};
   for (int h = 0; h < 5; ++h) CHECK(out[h * 2] == expect0[h]);
-  CHECK_THROWS_AS(seasonal_naive(ctx, 1, 6, 5, 2, 7, out.data()), std::invalid_argument);
+  CHECK_THROWS_AS(seasonal_naive(samples, 5, 7, out.data()), std::invalid_argument);
 }
 
 TEST_CASE("cholesky_solve solves a known SPD system") {
@@ -133,27 +158,26 @@ TEST_CASE("NLinear is exact on a trend and on a pure season, and beats repeat-la
   NLinear m = NLinear::fit({trend.data(), 150, 1}, L, H);
   CHECK(m.fit_windows() == 150 - L - H + 1);
   std::vector<float> out(H);
-  m.forecast(&trend[150 - L], 1, 1, out.data());
+  m.forecast(contexts(&trend[150 - L], L), out.data());
   for (int h = 0; h < H; ++h) CHECK(out[h] == doctest::Approx(trend[150 + h]).epsilon(1e-4));
 
   // A noiseless season of period 8 is a linear function of the context.
   auto s = seasonal_series(400, 8, 0.0, 0);
   NLinear ms = NLinear::fit({s.data(), 300, 1}, L, H);
-  ms.forecast(&s[340 - L], 1, 1, out.data());
+  ms.forecast(contexts(&s[340 - L], L), out.data());
   for (int h = 0; h < H; ++h) CHECK(out[h] == doctest::Approx(s[340 + h]).epsilon(1e-3));
 
   // On noisy seasonal data, scored on the same held-out windows, NLinear beats repeat-last.
   auto noisy = seasonal_series(800, 12, 0.3, 11);
-  SeriesRef all{noisy.data(), 800, 1};
   int period = 0;
   auto fc = baseline_forecasters({noisy.data(), 500, 1}, L, H, 0, &period);
   CHECK(period == 12);
-  WindowProtocol p{L, H, 500, 800, 32};
-  CHECK(p.windows() == 800 - H - 500 + 1);
+  const attnfc::data::TimeSeries all = one_channel(noisy);
+  const attnfc::data::RowRange rows{500 - L, 800};  // targets 500..800, contexts before them
   auto mase = mase_scale(noisy.data(), 500, 1, period);
-  auto scored = evaluate_windows(all, {}, p, mase, mase, fc);
+  auto scored = evaluate_windows(all, rows, L, H, 32, {}, mase, mase, fc);
   REQUIRE(scored.size() == 3);
-  CHECK(scored[0].scaled.windows == p.windows());
+  CHECK(scored[0].scaled.windows == 800 - H - 500 + 1);
   CHECK(scored[2].scaled.mse < 0.6 * scored[0].scaled.mse);
   CHECK(scored[1].scaled.mse < scored[0].scaled.mse);
   CHECK(scored[0].original.mse == scored[0].scaled.mse);  // no unscale given: same units
@@ -163,17 +187,16 @@ TEST_CASE("evaluate_windows scores in original units through the unscale callbac
   std::vector<float> s(100);
   for (int t = 0; t < 100; ++t) s[t] = static_cast<float>(t % 5);
   auto fc = baseline_forecasters({s.data(), 60, 1}, 10, 3, 0, nullptr);
-  WindowProtocol p{10, 3, 60, 100, 7};
+  const attnfc::data::TimeSeries all = one_channel(s);
   auto unscale = [](float* v, int64_t rows) {
     for (int64_t i = 0; i < rows; ++i) v[i] = v[i] * 10 + 100;
   };
   auto mase = mase_scale(s.data(), 60, 1, 1);
-  auto scored = evaluate_windows({s.data(), 100, 1}, unscale, p, mase, mase, fc);
+  auto scored = evaluate_windows(all, {60 - 10, 100}, 10, 3, 7, unscale, mase, mase, fc);
   CHECK(scored[0].original.mse == doctest::Approx(100 * scored[0].scaled.mse));
   CHECK(scored[0].original.mae == doctest::Approx(10 * scored[0].scaled.mae));
   CHECK(scored[1].scaled.mse == 0);  // period 5 inferred and exact
-  WindowProtocol empty{10, 3, 95, 97, 7};
-  CHECK_THROWS_AS(evaluate_windows({s.data(), 100, 1}, {}, empty, mase, mase, fc),
+  CHECK_THROWS_AS(evaluate_windows(all, {95 - 10, 97}, 10, 3, 7, {}, mase, mase, fc),
                   attnfc::InputError);
 }
 

@@ -12,6 +12,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/safetensors.hpp"
+#include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/run_folder.hpp"
 #include "attnfc/train/trainer.hpp"
@@ -168,5 +169,24 @@ TEST_CASE("temporary files of a killed training are removed when the folder is o
   { const RunFolder folder(dir + "/a"); }
   CHECK_FALSE(fs::exists(dead));
   CHECK(fs::exists(alive));  // its writer still runs
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a huge linear lookback and a model file's bad column names are named, not bad_alloc") {
+  const std::string dir = temp_dir("named");
+  const std::string csv = write_csv(dir, 700);
+  nlohmann::json j = config_for(csv);
+  j["model"]["linear_lookback"] = 65536;  // inside the documented range
+  const std::string e = input_error([&] { train::train(parse_run_config(j), {dir + "/a"}); });
+  CHECK(e.find("model.linear_lookback: found 65536") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/a/model.safetensors"));
+
+  REQUIRE(train::train(small_run(csv), {dir + "/b"}).status == TrainResult::Status::kFinished);
+  safetensors::File f = safetensors::read(dir + "/b/model.safetensors");
+  f.metadata["columns"] = "[1]";
+  safetensors::write(dir + "/b/bad.safetensors", f);
+  const std::string m = input_error([&] { LoadedModel::load(dir + "/b/bad.safetensors"); });
+  CHECK(m.find("metadata 'columns'") != std::string::npos);
+  CHECK(m.find("expected a non-empty column name") != std::string::npos);
   fs::remove_all(dir);
 }

@@ -8,16 +8,20 @@
 //                   by least squares on every training window (normal equations in double,
 //                   a small ridge on the weights, Cholesky), so it is the exact optimum, not
 //                   what a few epochs of SGD happen to reach.
-// Series are row-major [rows, channels] float arrays; NaN marks a missing value.
+// Forecasters read samples (base/sample.hpp: contexts with uint8 observed flags). Fitting
+// reads the training rows as a row-major [rows, channels] float array, NaN where missing.
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "attnfc/base/sample.hpp"
+
 namespace attnfc::train {
 
-// Forecasts a batch of windows: contexts [batch, L, C] -> out [batch, H, C], row-major.
-using BatchForecaster = std::function<void(const float* contexts, int64_t batch, float* out)>;
+// Forecasts a batch of samples: contexts [count, L, C] and their observed flags (targets
+// are not read) -> out [count, H, C], row-major.
+using BatchForecaster = std::function<void(const SampleBatch& samples, float* out)>;
 
 struct SeriesRef {
   const float* data = nullptr;  // row-major [rows, channels]
@@ -31,12 +35,10 @@ struct SeriesRef {
 int infer_period(const SeriesRef& train, int max_lag, double min_acf = 0.1);
 
 // Fills out [batch, H, C] with each window's last context value.
-void repeat_last(const float* contexts, int64_t batch, int context, int horizon, int channels,
-                 float* out);
+void repeat_last(const SampleBatch& samples, int horizon, float* out);
 
 // Throws std::invalid_argument when period > context (the window cannot see one season).
-void seasonal_naive(const float* contexts, int64_t batch, int context, int horizon, int channels,
-                    int period, float* out);
+void seasonal_naive(const SampleBatch& samples, int horizon, int period, float* out);
 
 class NLinear {
  public:
@@ -49,7 +51,8 @@ class NLinear {
   // (for choosing the ridge on validation data). Returns one model per ridge, in order.
   static std::vector<NLinear> fit_path(const SeriesRef& train, int context, int horizon,
                                        const std::vector<double>& ridges);
-  void forecast(const float* contexts, int64_t batch, int channels, float* out) const;
+  // Unobserved context values are carried forward from the last observation before them.
+  void forecast(const SampleBatch& samples, float* out) const;
   int context() const { return context_; }
   int horizon() const { return horizon_; }
   int64_t fit_windows() const { return fit_windows_; }

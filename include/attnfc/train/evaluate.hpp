@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnfc/data/series.hpp"
+#include "attnfc/data/split.hpp"
 #include "attnfc/train/baselines.hpp"
 #include "attnfc/train/metrics.hpp"
 
@@ -27,20 +29,17 @@ struct ScoredModel {
   Metrics scaled, original;
 };
 
-struct WindowProtocol {
-  int context = 0, horizon = 0;
-  // Target rows of every window lie in [target_begin, target_end); windows start at every
-  // row t in [max(target_begin, context), target_end - horizon].
-  int64_t target_begin = 0, target_end = 0;
-  int64_t batch = 64;  // windows per forecaster call
-  int64_t windows() const;
-};
-
-// series: the whole scaled series (contexts may reach back before target_begin).
+// Scores every forecaster on every stride-1 window of `rows` (a split part whose first
+// `context` rows are context only: data/split.hpp), in time order, each window holding
+// every channel, as the data layer's sampler cuts them (base/sample.hpp: the targets that
+// count are the observed ones under data.missing "mask", all others otherwise). scaled: the
+// whole series in scaled units; contexts may reach back before the part's targets.
 // mase_*: per-channel MASE denominators (mase_scale over the training rows) in each unit.
-// Throws InputError when the split holds no complete window.
-std::vector<ScoredModel> evaluate_windows(const SeriesRef& series, const Unscale& unscale,
-                                          const WindowProtocol& protocol,
+// batch: windows per forecaster call (speed only, not results). InputError when the part
+// holds no complete window.
+std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::RowRange rows,
+                                          int context, int horizon, int64_t batch,
+                                          const Unscale& unscale,
                                           const std::vector<double>& mase_scaled,
                                           const std::vector<double>& mase_original,
                                           const std::vector<NamedForecaster>& forecasters);

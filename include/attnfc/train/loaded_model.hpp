@@ -21,8 +21,9 @@ namespace attnfc::train {
 // different seeds), whose forecast is the mean of the members' forecasts.
 using Members = std::vector<const model::PatchTransformer*>;
 
-// Wraps a model as a BatchForecaster over scaled contexts [batch, L, C] (NaN = missing):
-// channel-independent models see each channel as its own sample. Output [batch, H, C].
+// Wraps a model as a BatchForecaster over scaled samples (contexts [count, L, C] and their
+// observed flags): channel-independent models see each channel as its own sample. Output
+// [count, H, C].
 // An ensemble's members are summed in order and divided by their number, so the
 // result does not depend on the thread count.
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0);

@@ -45,7 +45,9 @@ class MetricAccumulator {
   MetricAccumulator(int horizon, int channels, std::vector<double> scale = {});
   // forecast and actual are row-major [horizon, channels].
   // Throws std::runtime_error when the forecast holds a NaN or infinity.
-  void add(const float* forecast, const float* actual);
+  // counted: [H, C] 0/1 (base/sample.hpp target_observed), nullptr = all; an actual that
+  // does not count (or is NaN) is left out.
+  void add(const float* forecast, const float* actual, const uint8_t* counted = nullptr);
   Metrics result() const;
 
  private:

@@ -39,17 +39,20 @@ class Scorer {
   nlohmann::json evaluate(const Members& model, std::string* table = nullptr) const;
 
   int seasonal_period() const { return period_; }
-  int64_t validation_windows() const { return protocol("val").windows(); }
+  int64_t validation_windows() const {
+    return static_cast<int64_t>(data::count_windows(part_rows("val"), context_ + horizon_));
+  }
 
  private:
-  WindowProtocol protocol(const std::string& part) const;
+  // The rows a part's windows are cut from (its targets and the context before them).
+  data::RowRange part_rows(const std::string& part) const;
 
   const data::TimeSeries* series_;
   const data::Scaler* scaler_;
   data::Split split_;
   int context_, horizon_, batch_;
   std::vector<std::string> parts_;
-  std::vector<float> values_;  // scaled, NaN where unobserved under "mask"
+  data::TimeSeries scaled_;  // the series in scaled units
   int period_ = 1;
   std::vector<NamedForecaster> baselines_;
   std::vector<double> mase_scaled_, mase_original_;
