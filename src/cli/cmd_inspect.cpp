@@ -110,33 +110,25 @@ std::string pad(std::string s, size_t width) {
   return s;
 }
 
-int run_inspect(const InspectOptions& o) {
-  CsvOptions opt;
-  opt.path = o.path;
-  opt.delimiter = parse_delimiter(o.delimiter);
-  opt.value_columns = o.columns;
-  opt.frequency = o.frequency;
-  const MissingPolicy policy = parse_missing_policy(o.missing);
-  // Inspect reports missing values instead of refusing them; the note below
-  // says what the chosen policy will do in train/predict.
-  opt.missing = policy == MissingPolicy::kError ? MissingPolicy::kMask : policy;
-  const CsvTable table = CsvTable::read_file(o.path, opt.delimiter);
-  if (!o.time_column.empty()) {
-    // "year,month,day,hour" names composite time columns unless one column has that name.
-    if (o.time_column.find(',') != std::string::npos && !table.find_column(o.time_column)) {
-      size_t start = 0;
-      while (start <= o.time_column.size()) {
-        const size_t comma = std::min(o.time_column.find(',', start), o.time_column.size());
-        opt.time_columns.push_back(o.time_column.substr(start, comma - start));
-        start = comma + 1;
-      }
-    } else {
-      opt.time_column = o.time_column;
-    }
+// --time-column: "year,month,day,hour" names composite time columns unless one column
+// has that name.
+void choose_time_columns(const InspectOptions& o, const CsvTable& table, CsvOptions& opt) {
+  if (o.time_column.empty()) return;
+  if (o.time_column.find(',') == std::string::npos || table.find_column(o.time_column)) {
+    opt.time_column = o.time_column;
+    return;
   }
-  const TimeSeries s = load_series(table, opt);
-  const std::vector<ColumnSummary> cols = summarize_columns(table);
+  size_t start = 0;
+  while (start <= o.time_column.size()) {
+    const size_t comma = std::min(o.time_column.find(',', start), o.time_column.size());
+    opt.time_columns.push_back(o.time_column.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
 
+// The file, its time axis, gaps and missing values.
+void print_overview(const InspectOptions& o, const CsvTable& table, const TimeSeries& s,
+                    MissingPolicy policy) {
   std::printf("file       %s\n", o.path.c_str());
   std::printf("rows       %zu\n", s.rows());
   std::string time_cols;
@@ -174,7 +166,11 @@ int run_inspect(const InspectOptions& o) {
   } else {
     std::printf(" (filled by policy '%s')\n", enum_name(policy));
   }
+}
 
+// One line per column: kind, role, missing values, statistics and a sparkline.
+void print_columns(const InspectOptions& o, const CsvTable& table, const TimeSeries& s,
+                   const std::vector<ColumnSummary>& cols) {
   std::printf("\ncolumns    %zu (%zu value channel%s)\n", cols.size(), s.num_channels(),
               s.num_channels() == 1 ? "" : "s");
   std::printf("  %-3s %s %-8s %-6s %-14s %-9s %-9s %-9s %s\n", "#", pad("name", 10).c_str(), "type",
@@ -207,6 +203,23 @@ int run_inspect(const InspectOptions& o) {
       std::printf("%s\n", is_time ? "" : "not a value column (name it with --columns to use it)");
     }
   }
+}
+
+int run_inspect(const InspectOptions& o) {
+  CsvOptions opt;
+  opt.path = o.path;
+  opt.delimiter = parse_delimiter(o.delimiter);
+  opt.value_columns = o.columns;
+  opt.frequency = o.frequency;
+  const MissingPolicy policy = parse_missing_policy(o.missing);
+  // Inspect reports missing values instead of refusing them; the note below
+  // says what the chosen policy will do in train/predict.
+  opt.missing = policy == MissingPolicy::kError ? MissingPolicy::kMask : policy;
+  const CsvTable table = CsvTable::read_file(o.path, opt.delimiter);
+  choose_time_columns(o, table, opt);
+  const TimeSeries s = load_series(table, opt);
+  print_overview(o, table, s, policy);
+  print_columns(o, table, s, summarize_columns(table));
   return 0;
 }
 

@@ -131,40 +131,45 @@ void check_line(const std::vector<float>& values, int H, int C, int c, const std
   }
 }
 
-int run_plot(const PlotArgs& a) {
-  if (a.window < -1)
-    throw InputError("--window: found " + std::to_string(a.window) +
-                     ", expected a window index from 0, or -1 for the last window of the split");
-  if (!a.log.empty() && !fs::exists(a.log))
-    throw InputError("--log " + a.log + ": file not found; expected a train_log.csv");
-  const std::string out =
-      a.output.empty() ? (fs::path(a.model).parent_path() / "plot.html").string() : a.output;
-  refuse_output_over_inputs("--output", out,
-                            {{"--input", a.input}, {"--model", a.model}, {"--log", a.log}});
-  const train::LoadedModel lm = train::LoadedModel::load(a.model);
-  const data::TimeSeries series = lm.read_series(a.input);
+// The plotted window: its forecast by the model and by NLinear, in original units.
+struct PlotWindow {
+  int L = 0, H = 0, C = 0;
+  long w = 0, windows = 0;
+  size_t t0 = 0;         // first forecast row
+  SampleBuffers sample;  // its context, scaled, flagged as the sampler flags it
+  std::vector<float> fc, base;
+};
+
+PlotWindow forecast_window(const PlotArgs& a, const train::LoadedModel& lm,
+                           const data::TimeSeries& series) {
+  PlotWindow pw;
+  const int L = lm.context(), H = lm.horizon(), C = static_cast<int>(series.num_channels());
+  pw.L = L, pw.H = H, pw.C = C;
   train::DataConfig d = lm.run.data;
   d.csv.path = a.input;
-  const int L = lm.context(), H = lm.horizon(), C = static_cast<int>(series.num_channels());
   const data::Split split = train::make_split(d, series, static_cast<size_t>(L));
   data::validate_split(split, L, H, a.input);
   const data::RowRange part = a.split == "val" ? split.val_targets() : split.test_targets();
-  const long windows = static_cast<long>(part.size()) - H + 1;
-  const long w = a.window < 0 ? windows - 1 : a.window;
+  const long windows = pw.windows = static_cast<long>(part.size()) - H + 1;
+  const long w = pw.w = a.window < 0 ? windows - 1 : a.window;
   if (w < 0 || w >= windows)
     throw InputError("--window: found " + std::to_string(a.window) + ", expected 0.." +
                      std::to_string(windows - 1) + " (or -1 for the last window of the split)");
-  const size_t t0 = part.begin + static_cast<size_t>(w);  // first forecast row
+  const size_t t0 = pw.t0 = part.begin + static_cast<size_t>(w);  // first forecast row
 
   const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
   // The window's context as one sample (base/sample.hpp), flagged as the sampler flags it.
-  SampleBuffers sample(1, L, 0, C);
+  pw.sample = SampleBuffers(1, L, 0, C);
+  SampleBuffers& sample = pw.sample;
   for (size_t i = 0; i < static_cast<size_t>(L) * C; ++i) {
     const size_t src = (t0 - L) * C + i;
     sample.context_observed[i] = series.observed[src];
     sample.context_values[i] = sample.context_observed[i] ? values[src] : 0.0f;
   }
-  std::vector<float> fc(static_cast<size_t>(H) * C), base(fc.size());
+  std::vector<float>& fc = pw.fc;
+  std::vector<float>& base = pw.base;
+  fc.assign(static_cast<size_t>(H) * C, 0.0f);
+  base.assign(fc.size(), 0.0f);
   train::model_forecaster(lm.members(), C, H)(sample.view(1), fc.data());
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
@@ -175,14 +180,16 @@ int run_plot(const PlotArgs& a) {
     check_line(fc, H, C, c, "forecast", a, series.channels[c]);
     check_line(base, H, C, c, "NLinear baseline", a, series.channels[c]);
   }
+  return pw;
+}
 
-  std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: " << esc(a.model)
-       << "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
-       << "h2{margin-top:28px}.maps svg{margin:4px}</style></head><body>\n<h1>attnfc plot</h1>\n"
-       << "<p>model <code>" << esc(a.model) << "</code> on <code>" << esc(a.input)
-       << "</code>: " << esc(series.describe()) << "</p>\n";
-  html << "<h2>Forecast vs actual</h2><p>" << a.split << " window " << w << " of " << windows
+void html_forecast(std::ostringstream& html, const PlotArgs& a, const data::TimeSeries& series,
+                   const PlotWindow& pw) {
+  const int L = pw.L, H = pw.H, C = pw.C;
+  const size_t t0 = pw.t0;
+  const std::vector<float>& fc = pw.fc;
+  const std::vector<float>& base = pw.base;
+  html << "<h2>Forecast vs actual</h2><p>" << a.split << " window " << pw.w << " of " << pw.windows
        << ": forecast from " << esc(series.format_time(series.timestamps[t0])) << ", context " << L
        << " steps, horizon " << H << " (original units).</p>\n";
   for (int c = 0; c < std::min(C, a.max_channels); ++c) {
@@ -202,8 +209,10 @@ int run_plot(const PlotArgs& a) {
                   {hist, actual, model, lin});
   }
   if (C > a.max_channels) html << "<p>(" << C - a.max_channels << " more channels not shown)</p>\n";
+}
 
-  // The run's train_log.csv; an ensemble's folder has one per member instead.
+// The run's training curves (one pair per member of an ensemble).
+void html_curves(std::ostringstream& html, const PlotArgs& a, const train::LoadedModel& lm) {
   std::vector<std::pair<std::string, std::string>> logs;  // (label suffix, path)
   const train::RunPaths run{fs::path(a.model).parent_path().string()};
   if (!a.log.empty())
@@ -234,8 +243,13 @@ int run_plot(const PlotArgs& a) {
   }
   if (!curves.empty())
     html << "<h2>Training curves</h2>\n" << chart("loss by epoch (log scale)", curves, true);
+}
 
-  // Attention of the first channel's window (channel-independent) or the whole window (mixed).
+// Attention of the first channel's window (channel-independent) or the whole window (mixed).
+void html_attention(std::ostringstream& html, const train::LoadedModel& lm,
+                    const data::TimeSeries& series, const PlotWindow& pw) {
+  const int L = pw.L, C = pw.C;
+  const SampleBuffers& sample = pw.sample;
   const model::ModelConfig& cfg = lm.config();
   const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
   const int width = mixed ? C : 1;
@@ -264,6 +278,30 @@ int run_plot(const PlotArgs& a) {
       html << "</div>\n";
     }
   }
+}
+
+int run_plot(const PlotArgs& a) {
+  if (a.window < -1)
+    throw InputError("--window: found " + std::to_string(a.window) +
+                     ", expected a window index from 0, or -1 for the last window of the split");
+  if (!a.log.empty() && !fs::exists(a.log))
+    throw InputError("--log " + a.log + ": file not found; expected a train_log.csv");
+  const std::string out =
+      a.output.empty() ? (fs::path(a.model).parent_path() / "plot.html").string() : a.output;
+  refuse_output_over_inputs("--output", out,
+                            {{"--input", a.input}, {"--model", a.model}, {"--log", a.log}});
+  const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  const data::TimeSeries series = lm.read_series(a.input);
+  const PlotWindow pw = forecast_window(a, lm, series);
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>attnfc: " << esc(a.model)
+       << "</title><style>body{font-family:sans-serif;margin:24px;color:#222}"
+       << "h2{margin-top:28px}.maps svg{margin:4px}</style></head><body>\n<h1>attnfc plot</h1>\n"
+       << "<p>model <code>" << esc(a.model) << "</code> on <code>" << esc(a.input)
+       << "</code>: " << esc(series.describe()) << "</p>\n";
+  html_forecast(html, a, series, pw);
+  html_curves(html, a, lm);
+  html_attention(html, lm, series, pw);
   html << "</body></html>\n";
   write_file_atomic(out, html.str());
   std::printf("plot -> %s\n", out.c_str());

@@ -35,20 +35,11 @@ void register_version_info(CLI::App& app) {
   });
 }
 
-}  // namespace attnfc::cli
-
-int main(int argc, char** argv) {
-  using namespace attnfc;
-  cli::guard_standard_streams();
-  CLI::App app{
-      "attnfc: causal attention forecasting for CSV time series, on CPUs.\n"
-      "Train a patch Transformer, forecast, and score it against honest baselines."};
-  app.require_subcommand(0, 1);
-  std::string log_level;
+// --log-level and --threads, for every command.
+void add_global_options(CLI::App& app, std::string& log_level, int& threads) {
   app.add_option("--log-level", log_level,
                  "trace|debug|info|warn|error|off (default: info on a terminal, warn otherwise)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  int threads = 0;
   app.add_option("--threads", threads,
                  "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
       ->check(CLI::Validator(
@@ -59,7 +50,20 @@ int main(int argc, char** argv) {
             return "found '" + text.substr(0, 20) + "', expected a whole number from 1 to 4096";
           },
           "1..4096"));
+}
 
+}  // namespace attnfc::cli
+
+int main(int argc, char** argv) {
+  using namespace attnfc;
+  cli::guard_standard_streams();
+  CLI::App app{
+      "attnfc: causal attention forecasting for CSV time series, on CPUs.\n"
+      "Train a patch Transformer, forecast, and score it against honest baselines."};
+  app.require_subcommand(0, 1);
+  std::string log_level;
+  int threads = 0;
+  cli::add_global_options(app, log_level, threads);
   cli::register_version_info(app);
   cli::register_attention(app);
   cli::register_inspect(app);
