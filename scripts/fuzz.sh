@@ -92,7 +92,7 @@ for t in $targets; do
   mkdir -p "$out/corpus-$t" "$out/findings-$t"
   case $t in
     csv)
-      build csv fuzz/fuzz_csv.cpp src/data/*.cpp src/base/error.cpp
+      build csv fuzz/fuzz_csv.cpp src/data/*.cpp "${base_srcs[@]}"
       seed_csv "$out/corpus-$t"; extra=(-dict=fuzz/csv.dict -max_len=4096) ;;
     checkpoint)
       build checkpoint fuzz/fuzz_checkpoint.cpp "${base_srcs[@]}" "${model_srcs[@]}"

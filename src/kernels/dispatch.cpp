@@ -84,21 +84,11 @@ std::atomic<const KernelTable*> g_active{nullptr};
 }  // namespace
 
 const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512:
-      return "avx512";
-    case Isa::Avx2:
-      return "avx2";
-    case Isa::Portable:
-      return "portable";
-  }
-  return "?";
+  return enum_name(isa);
 }
 
 std::optional<Isa> isa_from_name(std::string_view name) {
-  for (Isa i : kAllIsas)
-    if (name == isa_name(i)) return i;
-  return std::nullopt;
+  return enum_from_name<Isa>(name);
 }
 
 const KernelTable* isa_table(Isa isa) {

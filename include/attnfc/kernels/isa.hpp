@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attnfc/base/enum_names.hpp"
+
 namespace attnfc::kernels {
 
 enum class Isa : int { Portable = 0, Avx2 = 1, Avx512 = 2 };
@@ -40,3 +42,8 @@ void select_isa_from_environment();
 std::string isa_report();
 
 }  // namespace attnfc::kernels
+
+template <>
+struct attnfc::EnumNames<attnfc::kernels::Isa> {
+  static constexpr std::array<const char*, 3> words{"portable", "avx2", "avx512"};
+};
