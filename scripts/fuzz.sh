@@ -19,6 +19,7 @@ seconds=${FUZZ_SECONDS:-300}
 out=${FUZZ_BUILD:-build-fuzz}
 targets=${FUZZ_TARGETS:-csv checkpoint config}
 
+scripts/setup-deps.sh fuzz  # clang and libFuzzer, from Debian's packages
 cxx=""
 for c in clang++ clang++-16 clang++-15 clang++-14; do
   if command -v "$c" >/dev/null 2>&1; then cxx=$c; break; fi

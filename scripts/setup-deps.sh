@@ -5,6 +5,14 @@ set -euo pipefail
 
 # jq and parallel drive scripts/sweep (its test runs in make test).
 packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev jq parallel)
+# Optional groups, by name: `scripts/setup-deps.sh fuzz` also installs clang and its
+# libFuzzer/sanitizer runtimes (make fuzz).
+for group in "$@"; do
+  case "$group" in
+    fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "setup-deps: unknown group '$group'; expected: fuzz" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
