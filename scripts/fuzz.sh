@@ -74,7 +74,9 @@ seed_checkpoint() {
   "$cxx" -std=c++20 -O1 -Iinclude -DATTNFC_VERSION='"fuzz"' fuzz/make_checkpoint_seeds.cpp \
     "${base_srcs[@]}" "${model_srcs[@]}" -o "$out/make_checkpoint_seeds"
   "$out/make_checkpoint_seeds" "$dir"
-  find runs -name 'model.safetensors' -size -64k 2>/dev/null | head -5 | while read -r f; do
+  # A fresh clone has no runs/ folder: nothing to add then.
+  [ -d runs ] || return 0
+  find runs -name 'model.safetensors' -size -64k | head -5 | while read -r f; do
     cp "$f" "$dir/seed-run-$(echo "$f" | tr '/' '_')"
   done
 }

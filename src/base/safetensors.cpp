@@ -163,7 +163,7 @@ struct Entry {
 // One header entry: dtype, shape and data_offsets checked against the buffer size.
 Entry parse_entry(const std::string& name, const nlohmann::json& e, uint64_t buffer_size,
                   const std::string& source, const Fail& fail) {
-  const std::string shown = name.size() > 200 ? name.substr(0, 200) + "..." : name;
+  const std::string shown = printable_excerpt(name);
   const std::string where = "tensor '" + shown + "': ";
   if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
       !e.contains("data_offsets")) {
@@ -218,8 +218,8 @@ void check_tiling(std::vector<Entry>& entries, uint64_t buffer_size, const Fail&
   for (const auto& s : entries) {
     if (s.begin != expect) {
       const std::string& name = s.tensor.name;
-      throw fail("tensor '" + (name.size() > 200 ? name.substr(0, 200) + "..." : name) +
-                 "' starts at byte " + std::to_string(s.begin) + " of the data buffer, expected " +
+      throw fail("tensor '" + printable_excerpt(name) + "' starts at byte " +
+                 std::to_string(s.begin) + " of the data buffer, expected " +
                  std::to_string(expect) + " (tensors must not overlap or leave gaps)");
     }
     expect = s.end;

@@ -121,7 +121,7 @@ void Checkpoint::load_members(const std::vector<const PatchTransformer*>& member
   }
   for (const auto& t : file_.tensors) {
     if (!expected.count(t.name) && t.name.rfind(kOptimPrefix, 0) != 0) {
-      throw InputError(path_ + ": unexpected tensor '" + t.name +
+      throw InputError(path_ + ": unexpected tensor '" + printable_excerpt(t.name) +
                        "' (not a parameter of this model_config)");
     }
   }

@@ -41,7 +41,7 @@ const std::string& need(const safetensors::File& file, const std::string& source
 }
 
 std::string excerpt(const std::string& s) {
-  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+  return printable_excerpt(s, 40);
 }
 
 }  // namespace

@@ -102,6 +102,8 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
 TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int64_t steps_done) {
   TrainOptions mo = opt;
   mo.out_dir = member.dir;
+  mo.interrupt_before_scoring = false;  // the ensemble's own scoring, not the members'
+
   // A member folder without a checkpoint has no progress to keep (it was stopped
   // before its first save): start it again.
   mo.resume = fs::exists(member.checkpoint()) || fs::exists(member.metrics());
@@ -111,33 +113,19 @@ TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int
   return mo;
 }
 
-}  // namespace
-
-TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
-  RunConfig config = config_in;
-  const int K = config.train.ensemble;
-  const RunFolder folder(opt.out_dir);
-  const RunPaths& paths = folder.paths();
-  const RunStart start = folder.decide_start(opt.resume, config);
-  if (start == RunStart::kAlreadyFinished) {
-    TrainResult done;
-    done.status = TrainResult::Status::kAlreadyFinished;
-    done.members = K;
-    return done;
-  }
-  // The data decides model.channels of a mixed model, as in a single run, so the
-  // config.json written here is the one every member resolves to (seed aside). The
-  // scorer is built now so that a run that could not be scored never trains.
-  const std::unique_ptr<detail::RunData> data = detail::prepare_data(config);
-  const nlohmann::json resolved =
-      detail::write_resolved_config(folder, config, start == RunStart::kResume);
-
-  TrainResult result;
-  result.members = K;
+// What the ensemble's metrics.json adds from its members.
+struct MemberTotals {
   nlohmann::json members = nlohmann::json::array();
   double seconds = 0;
   int64_t parameters = 0;
   nlohmann::json linear_start;  // member 1's; the least-squares start has no seed
+};
+
+// Trains (or resumes, or skips when finished) members 1..K into members/<k>/. Returns
+// false when interrupted (result says where).
+bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOptions& opt,
+                   TrainResult& result, MemberTotals& totals) {
+  const int K = config.train.ensemble;
   for (int k = 1; k <= K; ++k) {
     // Ctrl-C during a member's final scoring lands between members: stop here, keep the
     // finished members, and let --resume start the next one. (A step budget always ends
@@ -145,7 +133,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     if (k > 1 && opt.interrupt && opt.interrupt->load()) {
       spdlog::warn("interrupted before ensemble member {}; the finished members are kept", k);
       result.status = TrainResult::Status::kInterrupted;
-      return result;
+      return false;
     }
     RunConfig mc = config;
     mc.train.ensemble = 1;
@@ -159,33 +147,66 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
     if (r.status == TrainResult::Status::kInterrupted) {
       result.status = TrainResult::Status::kInterrupted;
       result.steps += r.steps;
-      return result;
+      return false;
     }
     const MemberRecord m = read_member_record(member.metrics(), k, mc.train.seed);
-    members.push_back(m.entry);
+    totals.members.push_back(m.entry);
     result.epochs_run += m.epochs_run;
     result.steps += m.steps;
-    seconds += m.seconds;
-    parameters += m.parameters;
+    totals.seconds += m.seconds;
+    totals.parameters += m.parameters;
     if (k == 1) {
       result.best_epoch = m.best_epoch;
-      linear_start = m.linear_start;
+      totals.linear_start = m.linear_start;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
+  RunConfig config = config_in;
+  const int K = config.train.ensemble;
+  const RunFolder folder(opt.out_dir);
+  const RunPaths& paths = folder.paths();
+  const RunStart start = folder.decide_start(opt.resume, config);
+  TrainResult result;
+  result.members = K;
+  if (start == RunStart::kAlreadyFinished) {
+    result.status = TrainResult::Status::kAlreadyFinished;
+    return result;
+  }
+  // The data decides model.channels of a mixed model, as in a single run, so the
+  // config.json written here is the one every member resolves to (seed aside). The
+  // scorer is built now so that a run that could not be scored never trains.
+  const std::unique_ptr<detail::RunData> data = detail::prepare_data(config);
+  const nlohmann::json resolved =
+      detail::write_resolved_config(folder, config, start == RunStart::kResume);
+  MemberTotals totals;
+  if (!train_members(config, paths, opt, result, totals)) return result;
 
   const LoadedModel lm = combine_members(paths, config, resolved);
   std::string table;
-  nlohmann::json metrics = data->scorer->evaluate(lm.members(), &table);
+  nlohmann::json metrics;
+  try {
+    if (detail::scoring_interrupted(opt)) throw ScoringInterrupted();
+    metrics = data->scorer->evaluate(lm.members(), &table, opt.interrupt);
+  } catch (const ScoringInterrupted&) {
+    spdlog::warn("interrupted during the ensemble's final scoring; resuming scores it");
+    result.status = TrainResult::Status::kInterrupted;
+    return result;
+  }
   result.best_val_loss = metrics["val"]["models"]["attnfc"]["scaled"]["mse"].get<double>();
   spdlog::info("ensemble of {} members:\n{}", K, table);
   metrics.update({{"best_epoch", result.best_epoch},
                   {"best_val_loss", result.best_val_loss},
                   {"epochs_run", result.epochs_run},
                   {"steps", result.steps},
-                  {"parameters", parameters},
-                  {"train_seconds", seconds},
-                  {"members", members}});
-  if (!linear_start.is_null()) metrics["linear_start"] = linear_start;
+                  {"parameters", totals.parameters},
+                  {"train_seconds", totals.seconds},
+                  {"members", totals.members}});
+  if (!totals.linear_start.is_null()) metrics["linear_start"] = totals.linear_start;
   write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

@@ -117,7 +117,12 @@ void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double se
   save_checkpoint(t, paths);  // resumable from the next epoch
 }
 
-TrainResult score_kept_model(Training& t, const RunPaths& paths, int64_t steps_this_call) {
+bool scoring_interrupted(const TrainOptions& opt) {
+  return opt.interrupt_before_scoring || (opt.interrupt && opt.interrupt->load());
+}
+
+TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& opt,
+                             int64_t steps_this_call) {
   const LoopState& st = t.state;
   if (st.stopper.best_epoch() < 0)
     throw std::runtime_error("no epoch produced a finite validation loss; no model was saved");
@@ -132,7 +137,16 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, int64_t steps_t
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   std::string table;
-  nlohmann::json metrics = t.data.scorer->evaluate({&t.net}, &table);
+  nlohmann::json metrics;
+  try {
+    if (scoring_interrupted(opt)) throw ScoringInterrupted();
+    metrics = t.data.scorer->evaluate({&t.net}, &table, opt.interrupt);
+  } catch (const ScoringInterrupted&) {
+    spdlog::warn("interrupted during the final scoring; {} is kept and resuming scores it",
+                 paths.model());
+    result.status = TrainResult::Status::kInterrupted;
+    return result;
+  }
   spdlog::info("best epoch {} of {}:\n{}", result.best_epoch, result.epochs_run, table);
   metrics.update({{"best_epoch", result.best_epoch},
                   {"best_val_loss", result.best_val_loss},

@@ -15,7 +15,8 @@ std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::
                                           const Unscale& unscale,
                                           const std::vector<double>& mase_scaled,
                                           const std::vector<double>& mase_original,
-                                          const std::vector<NamedForecaster>& forecasters) {
+                                          const std::vector<NamedForecaster>& forecasters,
+                                          const std::atomic<bool>* stop) {
   const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
   const data::WindowSampler windows(scaled, rows, static_cast<size_t>(L), static_cast<size_t>(H),
                                     ChannelMode::kMixed);
@@ -33,6 +34,7 @@ std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::
   for (const auto& f : forecasters) {
     MetricAccumulator acc_scaled(H, C, mase_scaled), acc_orig(H, C, mase_original);
     for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
+      if (stop && stop->load()) throw ScoringInterrupted();
       const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
       f.forecast(samples.view(b), out.data());
       for (int64_t i = 0; i < b; ++i) {

@@ -83,8 +83,14 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& options, 
 void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double epoch_seconds,
                int64_t epoch_samples);
 
-// 7. Reloads the kept model and writes metrics.json.
-TrainResult score_kept_model(Training& t, const RunPaths& paths, int64_t steps_this_call);
+// 7. Reloads the kept model and writes metrics.json. An interrupt during the scoring
+// returns kInterrupted and writes nothing: the last epoch's checkpoint is resumable and
+// --resume scores the kept model again.
+TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& options,
+                             int64_t steps_this_call);
+
+// True when the final scoring should not start (an interrupt, or the test switch).
+bool scoring_interrupted(const TrainOptions& options);
 
 // The checkpoint of the loop as it is now.
 void save_checkpoint(const Training& t, const RunPaths& paths);

@@ -73,7 +73,8 @@ double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
   return m.windows > 0 ? m.mse : std::nan("");
 }
 
-nlohmann::json Scorer::evaluate(const Members& model, std::string* table) const {
+nlohmann::json Scorer::evaluate(const Members& model, std::string* table,
+                                const std::atomic<bool>* stop) const {
   const int C = static_cast<int>(series_->num_channels());
   std::vector<NamedForecaster> all{{"attnfc", model_forecaster(model, C)}};
   all.insert(all.end(), baselines_.begin(), baselines_.end());
@@ -85,7 +86,7 @@ nlohmann::json Scorer::evaluate(const Members& model, std::string* table) const 
     const auto windows =
         static_cast<int64_t>(data::count_windows(rows, static_cast<size_t>(context_ + horizon_)));
     const auto scored = evaluate_windows(scaled_, rows, context_, horizon_, batch_, unscale,
-                                         mase_scaled_, mase_original_, all);
+                                         mase_scaled_, mase_original_, all, stop);
     if (table)
       *table += part + " split: " + std::to_string(windows) + " windows, target rows " +
                 std::to_string(t.begin) + ".." + std::to_string(t.end) + " (" +

@@ -60,7 +60,7 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
               nullptr,
               steps_this_call};
   }
-  return detail::score_kept_model(t, folder.paths(), steps_this_call);
+  return detail::score_kept_model(t, folder.paths(), opt, steps_this_call);
 }
 
 }  // namespace attnfc::train

@@ -173,3 +173,20 @@ TEST_CASE("safetensors: aliased entries are refused before any value is copied")
   const std::string e = error_of(with_header(json, std::string(1 << 20, '\0')));
   CHECK(contains(e, "must not overlap or leave gaps"));
 }
+
+TEST_CASE("safetensors: a tensor name with control bytes is shown escaped, on one line") {
+  // A fuzzer find: a newline in a name made a two-line message.
+  const std::string header = "{\"final\\norm.weight\": 1}";
+  std::string bytes(8, '\0');
+  const uint64_t n = header.size();
+  std::memcpy(bytes.data(), &n, 8);
+  bytes += header;
+  try {
+    attnfc::safetensors::parse(bytes, "x.safetensors");
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find("tensor 'final\\x0aorm.weight'") != std::string::npos);
+  }
+}

@@ -126,3 +126,36 @@ cat rc1
     CHECK(md.find(row) != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "scripts/sweep: SIGINT to a sweep that cannot trap it (a background job) is an interruption") {
+  if (sh("command -v jq && command -v parallel && command -v setsid").code != 0) {
+    MESSAGE("jq, GNU parallel or setsid is missing; sweep interruption not tested");
+    return;
+  }
+  const std::string dir =
+      sweep_dir("attnfc_sweep_bg_", R"({"epochs": 3, "batch_size": 16, "max_steps_per_epoch": 6})");
+  std::ofstream(dir + "/grid.json") << R"({"model.d_model": [8, 16]})";
+  const std::string sweep = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
+                            "/base.json " + dir + "/grid.json --seeds 1,2,3 --out " + dir +
+                            "/sweep -j 2 --bin " + ATTNFC_BINARY;
+  // `trap "" INT` before exec: the sweep starts with SIGINT ignored, as a background job
+  // of a non-interactive shell does, so its own trap cannot be set; its runs still stop.
+  std::ofstream(dir + "/interrupt.sh")
+      << "cd " + dir + "\n(setsid bash -c 'echo $$ > pgid; trap \"\" INT; exec " + sweep +
+             "' > log1 2>&1; echo $? > rc1) &\n" +
+             R"sh(for i in $(seq 1 600); do
+  grep -q '^done' log1 2>/dev/null && break; sleep 0.05
+done
+kill -INT -- -"$(cat pgid)"
+wait
+cat rc1
+)sh";
+  Run r = sh("bash " + dir + "/interrupt.sh");
+  const std::string log1 = slurp(dir + "/log1");
+  CAPTURE(log1);
+  CHECK(r.out.find("130") != std::string::npos);
+  CHECK(log1.find("interrupted with") != std::string::npos);
+  CHECK(log1.find("run(s) failed") == std::string::npos);
+  fs::remove_all(dir);
+}

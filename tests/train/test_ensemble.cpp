@@ -119,8 +119,9 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   check_same_tensors(dir + "/ens/model.safetensors", dir + "/b/model.safetensors");
   CHECK(train::train(cfg, b).status == TrainResult::Status::kAlreadyFinished);
 
-  // Ctrl-C between members (here: already pressed when member 1, stopped after its last
-  // step, resumes only to score itself) keeps member 1 and does not start member 2.
+  // Ctrl-C while member 1, stopped after its last step, resumes only to score itself: the
+  // scoring stops too (issue 18: a Ctrl-C during the final evaluation is honoured), member
+  // 1's trained model is kept unscored, and member 2 is not started.
   TrainOptions c{dir + "/c"};
   c.interrupt_after_steps = r.steps / 2;
   CHECK(train::train(cfg, c).status == TrainResult::Status::kInterrupted);
@@ -130,7 +131,8 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   c.interrupt_after_steps = 0;
   c.interrupt = &pressed;
   CHECK(train::train(cfg, c).status == TrainResult::Status::kInterrupted);
-  CHECK(fs::exists(dir + "/c/members/1/metrics.json"));
+  CHECK(fs::exists(dir + "/c/members/1/model.safetensors"));
+  CHECK_FALSE(fs::exists(dir + "/c/members/1/metrics.json"));
   CHECK_FALSE(fs::exists(dir + "/c/members/2"));
   c.interrupt = nullptr;
   REQUIRE(train::train(cfg, c).status == TrainResult::Status::kFinished);

@@ -190,3 +190,36 @@ TEST_CASE("a huge linear lookback and a model file's bad column names are named,
   CHECK(m.find("expected a non-empty column name") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("an interrupt during the final scoring keeps the model, and --resume scores it") {
+  const std::string dir = temp_dir("score_int");
+  const RunConfig cfg = small_run(write_csv(dir, 700));
+  const TrainResult whole = train::train(cfg, {dir + "/a"});
+  REQUIRE(whole.status == TrainResult::Status::kFinished);
+  TrainOptions stop{dir + "/b"};
+  stop.interrupt_before_scoring = true;  // as a Ctrl-C that lands once training is done
+  CHECK(train::train(cfg, stop).status == TrainResult::Status::kInterrupted);
+  CHECK(fs::exists(dir + "/b/model.safetensors"));
+  CHECK_FALSE(fs::exists(dir + "/b/metrics.json"));
+  TrainOptions resume{dir + "/b"};
+  resume.resume = true;
+  const TrainResult r = train::train(cfg, resume);
+  REQUIRE(r.status == TrainResult::Status::kFinished);
+  CHECK(r.steps_this_call == 0);  // nothing trained again
+  check_same_tensors(dir + "/a/model.safetensors", dir + "/b/model.safetensors");
+  for (const char* part : {"val", "test"})
+    CHECK(r.metrics[part]["models"] == whole.metrics[part]["models"]);
+  // An ensemble too: its members are kept, and resuming scores their mean.
+  RunConfig ens = cfg;
+  ens.train.ensemble = 2;
+  TrainOptions stop_ens{dir + "/e"};
+  stop_ens.interrupt_before_scoring = true;
+  CHECK(train::train(ens, stop_ens).status == TrainResult::Status::kInterrupted);
+  CHECK(fs::exists(dir + "/e/members/2/metrics.json"));
+  CHECK_FALSE(fs::exists(dir + "/e/metrics.json"));
+  TrainOptions resume_ens{dir + "/e"};
+  resume_ens.resume = true;
+  CHECK(train::train(ens, resume_ens).status == TrainResult::Status::kFinished);
+  CHECK(fs::exists(dir + "/e/metrics.json"));
+  fs::remove_all(dir);
+}

@@ -21,6 +21,10 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Text from a file, fit for a one-line message: control bytes (a newline in a tensor
+// name) shown as \xHH, and cut to max_chars ("..." appended).
+std::string printable_excerpt(const std::string& text, size_t max_chars = 200);
+
 // "<file>:<line>:<col>: <what>" — line and column are 1-based; 0 omits them.
 std::string locate(const std::string& file, long line, long column, const std::string& what);
 

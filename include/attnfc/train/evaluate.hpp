@@ -2,7 +2,9 @@
 // The standard evaluation protocol: every stride-1 window whose targets lie in a split,
 // nothing dropped, and the model and every baseline scored on the very same windows, in
 // scaled units (what the literature reports for ETT) and in the data's original units.
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,12 +39,19 @@ struct ScoredModel {
 // mase_*: per-channel MASE denominators (mase_scale over the training rows) in each unit.
 // batch: windows per forecaster call (speed only, not results). InputError when the part
 // holds no complete window.
+// stop (optional) is polled between batches: when set, ScoringInterrupted is thrown.
 std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::RowRange rows,
                                           int context, int horizon, int64_t batch,
                                           const Unscale& unscale,
                                           const std::vector<double>& mase_scaled,
                                           const std::vector<double>& mase_original,
-                                          const std::vector<NamedForecaster>& forecasters);
+                                          const std::vector<NamedForecaster>& forecasters,
+                                          const std::atomic<bool>* stop = nullptr);
+
+// Scoring stopped by an interrupt (Ctrl-C): nothing was written.
+struct ScoringInterrupted : std::exception {
+  const char* what() const noexcept override { return "scoring interrupted"; }
+};
 
 // The three baselines as forecasters over the given training rows (scaled units).
 // period <= 0 infers it from the training data's autocorrelation; the period used is

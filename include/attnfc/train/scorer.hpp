@@ -36,7 +36,9 @@ class Scorer {
   // The model ("attnfc") beside the baselines on every part given at construction:
   // {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}}; *table gets
   // the printable tables.
-  nlohmann::json evaluate(const Members& model, std::string* table = nullptr) const;
+  // stop: as for evaluate_windows (ScoringInterrupted when it is set).
+  nlohmann::json evaluate(const Members& model, std::string* table = nullptr,
+                          const std::atomic<bool>* stop = nullptr) const;
 
   int seasonal_period() const { return period_; }
   int64_t validation_windows() const {

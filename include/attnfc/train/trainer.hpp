@@ -26,6 +26,9 @@ struct TrainOptions {
   const std::atomic<bool>* interrupt = nullptr;
   // Behaves as if interrupted after this many optimiser steps in this call (0 = never).
   int64_t interrupt_after_steps = 0;
+  // Behaves as if interrupted when the final scoring starts (tests): the trained model is
+  // kept and --resume scores it. A real interrupt is polled between scoring batches.
+  bool interrupt_before_scoring = false;
   bool tty = false;  // progress bar instead of log lines
 };
 
