@@ -81,6 +81,29 @@ TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and r
   fs::remove_all(dir);
 }
 
+namespace {
+
+// Starts `sweep` in its own process group (after the shell words `prelude`), waits for its
+// first finished run, then sends SIGINT to the whole group, as Ctrl-C in a terminal does
+// (bash: dash's kill cannot signal a process group). Its output goes to dir/log1; the
+// returned output is its exit code.
+Run interrupt_after_first_run(const std::string& dir, const std::string& sweep,
+                              const std::string& prelude = "") {
+  std::ofstream(dir + "/interrupt.sh") << "cd " + dir + "\n(setsid bash -c 'echo $$ > pgid; " +
+                                              prelude + "exec " + sweep +
+                                              "' > log1 2>&1; echo $? > rc1) &\n" +
+                                              R"sh(for i in $(seq 1 600); do
+  grep -q '^done' log1 2>/dev/null && break; sleep 0.05
+done
+kill -INT -- -"$(cat pgid)"
+wait
+cat rc1
+)sh";
+  return sh("bash " + dir + "/interrupt.sh");
+}
+
+}  // namespace
+
 TEST_CASE("scripts/sweep: 12 runs, interrupted by Ctrl-C, resume and finish the table") {
   if (sh("command -v jq && command -v parallel && command -v setsid").code != 0) {
     MESSAGE("jq, GNU parallel or setsid is missing; sweep interruption not tested");
@@ -92,19 +115,7 @@ TEST_CASE("scripts/sweep: 12 runs, interrupted by Ctrl-C, resume and finish the 
   const std::string sweep = std::string(ATTNFC_SOURCE_DIR) + "/scripts/sweep " + dir +
                             "/base.json " + dir + "/grid.json --seeds 1,2,3 --out " + dir +
                             "/sweep -j 2 --bin " + ATTNFC_BINARY;
-  // Start the sweep in its own process group, wait for its first finished run, then
-  // send SIGINT to the whole group, as Ctrl-C in a terminal does (bash: dash's kill
-  // cannot signal a process group).
-  std::ofstream(dir + "/interrupt.sh") << "cd " + dir + "\n(setsid bash -c 'echo $$ > pgid; exec " +
-                                              sweep + "' > log1 2>&1; echo $? > rc1) &\n" +
-                                              R"sh(for i in $(seq 1 600); do
-  grep -q '^done' log1 2>/dev/null && break; sleep 0.05
-done
-kill -INT -- -"$(cat pgid)"
-wait
-cat rc1
-)sh";
-  Run r = sh("bash " + dir + "/interrupt.sh");
+  Run r = interrupt_after_first_run(dir, sweep);
   const std::string log1 = slurp(dir + "/log1");
   CAPTURE(log1);
   CHECK(r.out.find("130") != std::string::npos);
@@ -141,17 +152,7 @@ TEST_CASE(
                             "/sweep -j 2 --bin " + ATTNFC_BINARY;
   // `trap "" INT` before exec: the sweep starts with SIGINT ignored, as a background job
   // of a non-interactive shell does, so its own trap cannot be set; its runs still stop.
-  std::ofstream(dir + "/interrupt.sh")
-      << "cd " + dir + "\n(setsid bash -c 'echo $$ > pgid; trap \"\" INT; exec " + sweep +
-             "' > log1 2>&1; echo $? > rc1) &\n" +
-             R"sh(for i in $(seq 1 600); do
-  grep -q '^done' log1 2>/dev/null && break; sleep 0.05
-done
-kill -INT -- -"$(cat pgid)"
-wait
-cat rc1
-)sh";
-  Run r = sh("bash " + dir + "/interrupt.sh");
+  Run r = interrupt_after_first_run(dir, sweep, "trap \"\" INT; ");
   const std::string log1 = slurp(dir + "/log1");
   CAPTURE(log1);
   CHECK(r.out.find("130") != std::string::npos);
