@@ -41,4 +41,15 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The header and first rows of the bundled ETTh1.csv copied to dir/etth1_head.csv (a
+// file small enough to train on in seconds); returns its path.
+inline std::string write_etth1_head(const std::string& dir, int rows) {
+  const std::string csv = dir + "/etth1_head.csv";
+  std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
+  std::ofstream out(csv);
+  std::string line;
+  for (int i = 0; i < rows && std::getline(in, line); ++i) out << line << "\n";
+  return csv;
+}
+
 }  // namespace cli_test

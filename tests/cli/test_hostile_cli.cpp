@@ -30,12 +30,7 @@ struct Trained {
         (fs::temp_directory_path() / ("attnfc_cli_hostile_" + std::to_string(::getpid()))).string();
     fs::remove_all(dir);
     fs::create_directories(dir);
-    csv = dir + "/etth1_head.csv";
-    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
-    std::ofstream out(csv);
-    std::string line;
-    for (int i = 0; i < 701 && std::getline(in, line); ++i) out << line << "\n";
-    out.close();
+    csv = cli_test::write_etth1_head(dir, 701);
     std::ofstream(dir + "/micro.json") << R"({
   "data": {"path": ")" + csv + R"(", "columns": ["OT"],
            "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},

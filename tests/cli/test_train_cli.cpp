@@ -39,11 +39,7 @@ struct Fixture {
     dir = (fs::temp_directory_path() / ("attnfc_cli_train_" + std::to_string(::getpid()))).string();
     fs::remove_all(dir);
     fs::create_directories(dir);
-    csv = dir + "/etth1_head.csv";
-    std::ifstream in(std::string(ATTNFC_SOURCE_DIR) + "/datasets/ETTh1.csv");
-    std::ofstream out(csv);
-    std::string line;
-    for (int i = 0; i < 701 && std::getline(in, line); ++i) out << line << "\n";
+    csv = cli_test::write_etth1_head(dir, 701);
     config = dir + "/micro.json";
     write(config, R"({
   "data": {"path": ")" +
