@@ -24,8 +24,6 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   data::validate_split(d->split, L, H, d->series.source);
   resolve_model_channels(config, d->series.num_channels());
   d->scaler = data::Scaler::fit(d->series, d->split.train);
-  d->scaled = d->series;
-  d->scaler.apply(d->scaled);
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");
   d->scorer = std::make_unique<Scorer>(d->series, d->scaler, d->split, config.model.context_length,
@@ -57,7 +55,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
       net(config_.model, params, config_.train.seed),
       adam(params, static_cast<float>(config_.train.beta1), static_cast<float>(config_.train.beta2),
            static_cast<float>(config_.train.eps), static_cast<float>(config_.train.weight_decay)),
-      train_windows(data_.scaled, data_.split.train,
+      train_windows(data_.scorer->scaled(), data_.split.train,
                     static_cast<size_t>(config_.model.context_length),
                     static_cast<size_t>(config_.model.horizon), config_.model.channel_mode),
       steps_per_epoch(epoch_steps(config_.train, train_windows)),

@@ -36,10 +36,10 @@ namespace attnfc::train::detail {
 // 1. The data of a run. Resolves model.channels of a mixed model from the data.
 struct RunData {
   data::TimeSeries series;  // original units, as read
-  data::TimeSeries scaled;  // scaled by `scaler`
   data::Split split;
   data::Scaler scaler;
-  std::unique_ptr<Scorer> scorer;  // refers to series and scaler above
+  // Refers to series and scaler above; holds the scaled series the sampler reads.
+  std::unique_ptr<Scorer> scorer;
 };
 std::unique_ptr<RunData> prepare_data(RunConfig& config);
 

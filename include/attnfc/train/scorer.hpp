@@ -41,6 +41,8 @@ class Scorer {
                           const std::atomic<bool>* stop = nullptr) const;
 
   int seasonal_period() const { return period_; }
+  // The series in scaled units (the training sampler reads it too: one copy per run).
+  const data::TimeSeries& scaled() const { return scaled_; }
   int64_t validation_windows() const {
     return static_cast<int64_t>(data::count_windows(part_rows("val"), context_ + horizon_));
   }
