@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/safetensors.hpp"
 #include "attnfc/model/checkpoint.hpp"
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
 #include "attnfc/base/json_config.hpp"

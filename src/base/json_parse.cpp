@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace attnfc {
 namespace {
 

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/series.hpp"
 #include "internal.hpp"

@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 
 namespace attnfc::model {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/model/checkpoint.hpp"

@@ -1,6 +1,8 @@
 // ModelConfig: parsing, validation, and the resolved JSON form.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/config.hpp"
 

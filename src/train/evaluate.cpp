@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/window.hpp"
 

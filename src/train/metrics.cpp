@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace attnfc::train {
 
 nlohmann::json to_json(const Metrics& m) {

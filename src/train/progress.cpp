@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 
 namespace attnfc::train {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 namespace attnfc::train {
 
 double LrSchedule::lr_at(int64_t step) const {

@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
 #include "attnfc/base/json_config.hpp"

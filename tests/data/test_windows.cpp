@@ -2,9 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/scaler.hpp"

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/model/checkpoint.hpp"

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/sample.hpp"
 #include "attnfc/data/series.hpp"

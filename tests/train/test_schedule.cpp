@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/train/schedule.hpp"
 
 using namespace attnfc::train;

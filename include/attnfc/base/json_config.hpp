@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "attnfc/base/enum_names.hpp"
 #include "attnfc/base/json_parse.hpp"

@@ -3,7 +3,7 @@
 // which would leak their statistics into training). Stored with the model so
 // predict applies the same transform and inverts it for output.
 #include <cstddef>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

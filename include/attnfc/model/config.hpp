@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/base/sample.hpp"  // ChannelMode

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "attnfc/base/enum_names.hpp"
 
