@@ -4,26 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "attention_probe.hpp"
-#include "attention_report.hpp"
 #include "commands.hpp"
 
 namespace attnfc::cli {
 
 namespace {
-
-struct DemoOptions {
-  double period = 4.0;
-  int length = 8;
-  std::string series = "sine";
-  int width = 0;  // > 0 selects the sqrt(d_k) table
-  bool unscaled = false;
-  uint64_t seed = 1;
-};
 
 // "4" rather than "4.000000" for whole periods.
 std::string number(double v) {
@@ -44,7 +33,7 @@ const char* embedding_text(ProbeSeries s) {
   return "";
 }
 
-int run_series_demo(const DemoOptions& o) {
+int run_series_demo(const AttentionDemoOptions& o) {
   const ProbeSeries kind = parse_probe_series(o.series);
   const SeriesAttention r = series_attention(kind, o.period, o.length, !o.unscaled, o.seed);
   const int L = r.length;
@@ -88,7 +77,7 @@ int run_series_demo(const DemoOptions& o) {
   return 0;
 }
 
-int run_width_demo(const DemoOptions& o) {
+int run_width_demo(const AttentionDemoOptions& o) {
   std::vector<int> widths;
   for (int d = 1; d < o.width; d *= 4) widths.push_back(d);
   widths.push_back(o.width);
@@ -126,39 +115,8 @@ int run_width_demo(const DemoOptions& o) {
 
 }  // namespace
 
-void register_attention(CLI::App& app) {
-  CLI::App* attention = app.add_subcommand(
-      "attention",
-      "A trained model's attention on one window (--model, --input), or 'attention demo'");
-  attention->require_subcommand(0, 1);
-
-  auto opts = std::make_shared<DemoOptions>();
-  CLI::App* demo = attention->add_subcommand(
-      "demo",
-      "One causal head over a toy series, its attention matrix and lag profile; with --width,\n"
-      "what the 1/sqrt(d_k) divisor does to the softmax as the width grows.");
-  demo->add_option("--period", opts->period, "Series period P (>= 2)")
-      ->capture_default_str()
-      ->check(CLI::Range(2.0, 1e6));
-  demo->add_option("--length", opts->length, "Sequence length L, 1..64")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  demo->add_option("--series", opts->series, "Toy series: sine|trend|noise")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"sine", "trend", "noise"}));
-  demo->add_option("--width", opts->width,
-                   "Instead of the matrix: random queries/keys of widths 1, 4, 16, ... up to D, "
-                   "with and without the divisor")
-      ->check(CLI::Range(1, 65536));
-  demo->add_flag("--unscaled", opts->unscaled,
-                 "Drop the 1/sqrt(d_k) divisor in the matrix demo (the --width table always "
-                 "shows both)");
-  demo->add_option("--seed", opts->seed, "Seed for --series noise and --width")
-      ->capture_default_str();
-  on_selected(
-      demo, [opts]() { return opts->width > 0 ? run_width_demo(*opts) : run_series_demo(*opts); });
-  // After the demo's handler, so that 'attention demo' runs the demo.
-  add_attention_report(attention);
+int run_attention_demo(const AttentionDemoOptions& o) {
+  return o.width > 0 ? run_width_demo(o) : run_series_demo(o);
 }
 
 }  // namespace attnfc::cli

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,13 +20,6 @@
 namespace attnfc::cli {
 
 namespace {
-
-struct ReportOptions {
-  std::string model, input, channel, csv_path, json_path;
-  long long window_end = -1;  // exclusive end row; -1 = the last row
-  int member = 1;             // which network of an ensemble (1-based)
-  bool heatmap = true;
-};
 
 constexpr int kMaxHeatmap = 64;  // patches; wider maps do not fit a terminal
 
@@ -95,7 +87,7 @@ struct Report {
 };
 
 // The network the report reads (--member), checked against the file.
-const model::PatchTransformer& chosen_network(const ReportOptions& o,
+const model::PatchTransformer& chosen_network(const AttentionReportOptions& o,
                                               const train::LoadedModel& lm) {
   const int members = static_cast<int>(lm.networks.size());
   if (o.member < 1 || o.member > members)
@@ -107,7 +99,7 @@ const model::PatchTransformer& chosen_network(const ReportOptions& o,
 
 // The window ending at --window in model units (scaled as in training), its attention
 // maps, one HeadReport per layer and head, and the series' own period.
-Report gather(const ReportOptions& o, const train::LoadedModel& lm,
+Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
               const data::TimeSeries& series) {
   const model::PatchTransformer& net = chosen_network(o, lm);
   const model::ModelConfig& cfg = lm.config();
@@ -162,7 +154,7 @@ Report gather(const ReportOptions& o, const train::LoadedModel& lm,
   return r;
 }
 
-void print_header(const ReportOptions& o, const Report& r, int n_heads) {
+void print_header(const AttentionReportOptions& o, const Report& r, int n_heads) {
   const data::TimeSeries& series = *r.series;
   std::printf("Model %s: %d layers x %d heads; context %d steps = %d patches of %d.\n",
               o.model.c_str(), r.layers, n_heads, r.L, r.N, r.P);
@@ -189,7 +181,7 @@ void print_header(const ReportOptions& o, const Report& r, int n_heads) {
   std::printf("\n");
 }
 
-void print_heads(const ReportOptions& o, const Report& rep) {
+void print_heads(const AttentionReportOptions& o, const Report& rep) {
   const int P = rep.P, N = rep.N;
   for (const HeadReport& r : rep.heads) {
     const long steps = static_cast<long>(r.lags.dominant_lag) * P;
@@ -244,7 +236,7 @@ void write_csv(const std::string& path, const Report& rep) {
   write_file_atomic(path, csv);
 }
 
-void write_json(const ReportOptions& o, const Report& rep) {
+void write_json(const AttentionReportOptions& o, const Report& rep) {
   const data::TimeSeries& series = *rep.series;
   const int P = rep.P, N = rep.N;
   const int64_t start = rep.start, end = rep.end;
@@ -281,7 +273,9 @@ void write_json(const ReportOptions& o, const Report& rep) {
   write_file_atomic(o.json_path, j.dump(1) + "\n");
 }
 
-int run_report(const ReportOptions& o) {
+}  // namespace
+
+int run_attention_report(const AttentionReportOptions& o) {
   if (o.model.empty() || o.input.empty())
     throw InputError(
         "attention: the report needs --model MODEL.safetensors and --input DATA.csv "
@@ -294,27 +288,6 @@ int run_report(const ReportOptions& o) {
   if (!o.csv_path.empty()) write_csv(o.csv_path, r);
   if (!o.json_path.empty()) write_json(o, r);
   return 0;
-}
-
-}  // namespace
-
-void add_attention_report(CLI::App* attention) {
-  auto opts = std::make_shared<ReportOptions>();
-  attention->add_option("--model", opts->model, "Trained model (.safetensors from attnfc train)");
-  attention->add_option("--input", opts->input, "CSV with the model's columns");
-  attention->add_option("--window", opts->window_end,
-                        "The window ends just before this 0-based row (default: the last row)");
-  attention->add_option("--channel", opts->channel,
-                        "Channel to show (default: the model's first column)");
-  attention
-      ->add_option("--member", opts->member,
-                   "For an ensemble: which member's attention to show (1-based)")
-      ->capture_default_str();
-  attention->add_option("--csv", opts->csv_path, "Also write every weight as CSV here");
-  attention->add_option("--json", opts->json_path,
-                        "Also write weights, lag profiles and the autocorrelation as JSON here");
-  attention->add_flag("!--no-heatmap", opts->heatmap, "Skip the terminal heatmaps");
-  on_selected(attention, [opts]() { return run_report(*opts); });
 }
 
 }  // namespace attnfc::cli

@@ -1,7 +1,6 @@
 // attnfc evaluate: the standard protocol on a CSV, the model beside the baselines.
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,13 +14,27 @@ namespace attnfc::cli {
 
 namespace {
 
-struct EvaluateArgs {
-  std::string model, input, split = "test", json;
-  int batch = 256;
-};
+// The run's linear start (linear_start.safetensors beside the model file), when it is
+// there and forecasts the same columns over the same windows; else none, with the reason.
+train::LoadedModel linear_start_beside(const train::LoadedModel& lm) {
+  const std::string path =
+      (std::filesystem::path(lm.path).parent_path() / "linear_start.safetensors").string();
+  if (!std::filesystem::exists(path) || std::filesystem::equivalent(path, lm.path)) return {};
+  train::LoadedModel start = train::LoadedModel::load(path);
+  if (start.columns != lm.columns || start.context() != lm.context() ||
+      start.horizon() != lm.horizon()) {
+    std::printf("note: %s does not match the model (columns, context or horizon); not scored\n",
+                path.c_str());
+    return {};
+  }
+  return start;
+}
 
-int run_evaluate(const EvaluateArgs& a) {
+}  // namespace
+
+int run_evaluate(const EvaluateOptions& a) {
   const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  const train::LoadedModel start = linear_start_beside(lm);
   const data::TimeSeries series = lm.read_series(a.input);
   train::DataConfig d = lm.run.data;
   d.csv.path = a.input;
@@ -35,9 +48,15 @@ int run_evaluate(const EvaluateArgs& a) {
     parts = {a.split};
   std::string table;
   const train::Scorer scorer(series, lm.scaler, split, lm.context(), lm.horizon(), a.batch, parts);
-  nlohmann::json result = scorer.evaluate(lm.members(), &table);
+  nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table);
   result["model"] = a.model;
   result["input"] = a.input;
+  if (lm.epoch >= 0) {
+    result["kept_epoch"] = lm.epoch;
+    std::printf("model: epoch %d%s\n", lm.epoch,
+                lm.epoch == 0 ? " (the model before training)" : "");
+  }
+  if (!start.networks.empty()) result["linear_start"] = start.path;
   std::fputs(table.c_str(), stdout);
   const std::string json_path =
       a.json.empty()
@@ -47,35 +66,6 @@ int run_evaluate(const EvaluateArgs& a) {
   write_file_atomic(json_path, result.dump(2) + "\n");
   std::printf("JSON -> %s\n", json_path.c_str());
   return 0;
-}
-
-}  // namespace
-
-void register_evaluate(CLI::App& app) {
-  auto a = std::make_shared<EvaluateArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "evaluate",
-      "Score a model beside repeat-last, seasonal-naive and NLinear on the same windows");
-  sub->footer(
-      "Examples:\n"
-      "  attnfc evaluate --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
-      "  attnfc evaluate --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
-      "                  --split all --json scores.json\n"
-      "Every stride-1 window whose targets lie in the split is scored, none dropped; metrics are\n"
-      "means over windows (MSE, MAE, RMSE, MAPE, sMAPE, MASE) in scaled and original units.\n"
-      "The split follows the training config's rule applied to this file; baselines are fit on\n"
-      "its training rows.");
-  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV to evaluate on")->required();
-  sub->add_option("--split", a->split, "test, val or all")
-      ->check(CLI::IsMember({"test", "val", "all"}))
-      ->capture_default_str();
-  sub->add_option("--json", a->json,
-                  "Where to write the JSON (default: evaluation_<split>.json beside the model)");
-  sub->add_option("--batch", a->batch, "Windows per forward pass")
-      ->check(CLI::Range(1, 65536))
-      ->capture_default_str();
-  on_selected(sub, [a] { return run_evaluate(*a); });
 }
 
 }  // namespace attnfc::cli

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,16 +16,6 @@ namespace attnfc::cli {
 namespace {
 
 using namespace attnfc::data;
-
-struct InspectOptions {
-  std::string path;
-  std::string time_column;
-  std::vector<std::string> columns;
-  std::string delimiter = ",";
-  std::string missing = "error";
-  std::string frequency;
-  int width = 48;  // sparkline characters
-};
 
 char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
@@ -205,6 +194,8 @@ void print_columns(const InspectOptions& o, const CsvTable& table, const TimeSer
   }
 }
 
+}  // namespace
+
 int run_inspect(const InspectOptions& o) {
   CsvOptions opt;
   opt.path = o.path;
@@ -221,31 +212,6 @@ int run_inspect(const InspectOptions& o) {
   print_overview(o, table, s, policy);
   print_columns(o, table, s, summarize_columns(table));
   return 0;
-}
-
-}  // namespace
-
-void register_inspect(CLI::App& app) {
-  auto o = std::make_shared<InspectOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "inspect",
-      "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
-      "gaps, missing values, statistics and a sparkline per column");
-  sub->add_option("file", o->path, "CSV file")->required();
-  sub->add_option("--time-column", o->time_column,
-                  "time column, or composite columns such as year,month,day,hour "
-                  "(default: found from the header)");
-  sub->add_option("--columns", o->columns, "value columns, comma-separated (default: all numeric)")
-      ->delimiter(',');
-  sub->add_option("--delimiter", o->delimiter,
-                  "field delimiter: one character, or tab (default ,)");
-  sub->add_option("--missing", o->missing,
-                  "missing-value policy to preview: error|ffill|interpolate|mask (default error)");
-  sub->add_option("--frequency", o->frequency,
-                  "frequency such as 1h, 1d, B, 1mo (default: inferred)");
-  sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
-      ->check(CLI::Range(1, 1000));
-  on_selected(sub, [o] { return run_inspect(*o); });
 }
 
 }  // namespace attnfc::cli

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -27,12 +26,6 @@ namespace attnfc::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct PlotArgs {
-  std::string model, input, output, split = "test", log;
-  long window = -1;
-  int max_channels = 6;
-};
 
 std::string esc(const std::string& s) {
   std::string o;
@@ -119,7 +112,7 @@ std::string heatmap(const std::string& title, const float* w, int n) {
 // A forecast line that is empty or holds inf/NaN would be drawn as nothing (or as a
 // flat axis) with exit 0: refuse it, naming the column.
 void check_line(const std::vector<float>& values, int H, int C, int c, const std::string& what,
-                const PlotArgs& a, const std::string& column) {
+                const PlotOptions& a, const std::string& column) {
   if (H < 1) throw InputError(a.model + ": the " + what + " has no steps to plot");
   for (int h = 0; h < H; ++h) {
     const float v = values[static_cast<size_t>(h) * C + c];
@@ -140,7 +133,7 @@ struct PlotWindow {
   std::vector<float> fc, base;
 };
 
-PlotWindow forecast_window(const PlotArgs& a, const train::LoadedModel& lm,
+PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
                            const data::TimeSeries& series) {
   PlotWindow pw;
   const int L = lm.context(), H = lm.horizon(), C = static_cast<int>(series.num_channels());
@@ -183,7 +176,7 @@ PlotWindow forecast_window(const PlotArgs& a, const train::LoadedModel& lm,
   return pw;
 }
 
-void html_forecast(std::ostringstream& html, const PlotArgs& a, const data::TimeSeries& series,
+void html_forecast(std::ostringstream& html, const PlotOptions& a, const data::TimeSeries& series,
                    const PlotWindow& pw) {
   const int L = pw.L, H = pw.H, C = pw.C;
   const size_t t0 = pw.t0;
@@ -212,7 +205,7 @@ void html_forecast(std::ostringstream& html, const PlotArgs& a, const data::Time
 }
 
 // The run's training curves (one pair per member of an ensemble).
-void html_curves(std::ostringstream& html, const PlotArgs& a, const train::LoadedModel& lm) {
+void html_curves(std::ostringstream& html, const PlotOptions& a, const train::LoadedModel& lm) {
   std::vector<std::pair<std::string, std::string>> logs;  // (label suffix, path)
   const train::RunPaths run{fs::path(a.model).parent_path().string()};
   if (!a.log.empty())
@@ -280,7 +273,9 @@ void html_attention(std::ostringstream& html, const train::LoadedModel& lm,
   }
 }
 
-int run_plot(const PlotArgs& a) {
+}  // namespace
+
+int run_plot(const PlotOptions& a) {
   if (a.window < -1)
     throw InputError("--window: found " + std::to_string(a.window) +
                      ", expected a window index from 0, or -1 for the last window of the split");
@@ -306,30 +301,6 @@ int run_plot(const PlotArgs& a) {
   write_file_atomic(out, html.str());
   std::printf("plot -> %s\n", out.c_str());
   return 0;
-}
-
-}  // namespace
-
-void register_plot(CLI::App& app) {
-  auto a = std::make_shared<PlotArgs>();
-  CLI::App* sub = app.add_subcommand(
-      "plot", "Write an HTML page: forecast vs actual, training curves, attention maps");
-  sub->footer(
-      "Examples:\n"
-      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
-      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
-      "              --split val --window 0 --output val0.html\n"
-      "The page is self-contained (inline SVG): open it in any browser, attach it anywhere.");
-  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV the model forecasts")->required();
-  sub->add_option("--split", a->split, "test or val")
-      ->check(CLI::IsMember({"test", "val"}))
-      ->capture_default_str();
-  sub->add_option("--window", a->window, "Window index in the split (-1 = the last one)")
-      ->capture_default_str();
-  sub->add_option("--log", a->log, "train_log.csv (default: the one beside the model)");
-  sub->add_option("--output,-o", a->output, "HTML file (default: plot.html beside the model)");
-  on_selected(sub, [a] { return run_plot(*a); });
 }
 
 }  // namespace attnfc::cli

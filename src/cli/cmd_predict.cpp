@@ -2,7 +2,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,11 +16,6 @@ namespace attnfc::cli {
 
 namespace {
 
-struct PredictArgs {
-  std::string model, input, output;
-  int horizon = 0;
-};
-
 // 9999-12-31 23:59:59 UTC: the last time the CSV reader (and so `predict` itself, on
 // the forecast it wrote) accepts.
 constexpr int64_t kLastReadableTime = 253402300799;
@@ -29,7 +23,7 @@ constexpr int64_t kLastReadableTime = 253402300799;
 // After inverse scaling: a series near FLT_MAX or a checkpoint scale of 1e300 turns
 // finite network outputs into inf, which must not be printed with exit 0.
 void check_finite(const std::vector<float>& forecast, const data::TimeSeries& series, int H,
-                  const PredictArgs& a) {
+                  const PredictOptions& a) {
   const size_t C = series.num_channels();
   for (int h = 0; h < H; ++h)
     for (size_t c = 0; c < C; ++c) {
@@ -44,7 +38,7 @@ void check_finite(const std::vector<float>& forecast, const data::TimeSeries& se
 }
 
 void check_times(const std::vector<int64_t>& stamps, const data::TimeSeries& series,
-                 const PredictArgs& a) {
+                 const PredictOptions& a) {
   int64_t previous = series.timestamps.empty() ? INT64_MIN : series.timestamps.back();
   for (size_t h = 0; h < stamps.size(); ++h) {
     if (stamps[h] > kLastReadableTime || stamps[h] <= previous)
@@ -56,7 +50,9 @@ void check_times(const std::vector<int64_t>& stamps, const data::TimeSeries& ser
   }
 }
 
-int run_predict(const PredictArgs& a) {
+}  // namespace
+
+int run_predict(const PredictOptions& a) {
   refuse_output_over_inputs("--output", a.output, {{"--input", a.input}, {"--model", a.model}});
   const train::LoadedModel lm = train::LoadedModel::load(a.model);
   data::TimeSeries series = lm.read_series(a.input);
@@ -114,27 +110,6 @@ int run_predict(const PredictArgs& a) {
     std::fprintf(stderr, "forecast of %d steps x %d columns -> %s\n", H, C, a.output.c_str());
   }
   return 0;
-}
-
-}  // namespace
-
-void register_predict(CLI::App& app) {
-  auto a = std::make_shared<PredictArgs>();
-  CLI::App* sub = app.add_subcommand("predict", "Forecast the steps after the last row of a CSV");
-  sub->footer(
-      "Examples:\n"
-      "  attnfc predict --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
-      "  attnfc predict --model runs/demo/model.safetensors --input new.csv --horizon 192 \\\n"
-      "                 --output forecast.csv\n"
-      "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
-      "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
-      "by feeding forecasts back in.");
-  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV with the history to forecast from")->required();
-  sub->add_option("--horizon", a->horizon, "Steps to forecast (default: the model's horizon)")
-      ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--output,-o", a->output, "Forecast CSV (default: standard output)");
-  on_selected(sub, [a] { return run_predict(*a); });
 }
 
 }  // namespace attnfc::cli

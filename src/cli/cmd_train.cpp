@@ -15,6 +15,7 @@
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -28,13 +29,6 @@ extern "C" void on_sigint(int) {
   g_interrupted.store(true);
   std::signal(SIGINT, SIG_DFL);
 }
-
-struct TrainArgs {
-  std::string config, out;
-  std::vector<std::string> sets;
-  bool resume = false;
-  int64_t stop_after_steps = 0;
-};
 
 // train::train, with a run-folder error's remedy said in this command's flags.
 train::TrainResult train_naming_flags(const train::RunConfig& cfg, const train::TrainOptions& opt) {
@@ -77,7 +71,9 @@ void check_set_values(const std::vector<std::string>& sets) {
   }
 }
 
-int run_train(const TrainArgs& a) {
+}  // namespace
+
+int run_train(const TrainOptions& a) {
   namespace fs = std::filesystem;
   if (a.config.empty() && !a.resume)
     throw InputError("train: --config is required (or --resume with --out to continue a run)");
@@ -130,8 +126,9 @@ int run_train(const TrainArgs& a) {
         "validation MSE %.5f\n",
         r.members, r.epochs_run, static_cast<long long>(r.steps), r.best_val_loss);
   else
-    std::printf("trained %d epochs (%lld steps); best epoch %d, validation MSE %.5f\n",
-                r.epochs_run, static_cast<long long>(r.steps), r.best_epoch, r.best_val_loss);
+    std::printf("trained %d epochs (%lld steps); best epoch %d%s, validation MSE %.5f\n",
+                r.epochs_run, static_cast<long long>(r.steps), r.best_epoch,
+                r.best_epoch == 0 ? " (the model before training)" : "", r.best_val_loss);
   for (const char* part : {"val", "test"}) {
     if (!r.metrics.contains(part)) continue;
     const auto& models = r.metrics[part]["models"];
@@ -144,30 +141,11 @@ int run_train(const TrainArgs& a) {
       r.members > 1 ? run.file("members") + "/*/train_log.csv" : run.train_log();
   std::printf("model   -> %s\nlog     -> %s\nmetrics -> %s\n", run.model().c_str(), log.c_str(),
               run.metrics().c_str());
+  // Last, so that nobody reads the table above as the attention model's win.
+  finish_stdout();
+  for (const auto& w : r.metrics.value("warnings", nlohmann::json::array()))
+    spdlog::warn("{}", w.get<std::string>());
   return 0;
-}
-
-}  // namespace
-
-void register_train(CLI::App& app) {
-  auto a = std::make_shared<TrainArgs>();
-  CLI::App* sub = app.add_subcommand("train", "Train a forecaster from a JSON run config");
-  sub->footer(
-      "Examples:\n"
-      "  attnfc train --config configs/default.json --out runs/demo\n"
-      "  attnfc train --config configs/etth1_S.json --set train.lr=3e-4 --set model.d_model=128\n"
-      "  attnfc train --out runs/demo --resume      # continue after Ctrl-C\n"
-      "The run folder gets config.json, model.safetensors (best epoch), checkpoint.safetensors,\n"
-      "train_log.csv and metrics.json. Ctrl-C saves a resumable checkpoint and exits with 130.\n"
-      "Config keys: docs/CONFIG.md.");
-  sub->add_option("--config,-c", a->config, "Run config (JSON with data, model, train sections)");
-  sub->add_option("--set", a->sets, "Override a config key: section.key=value (repeatable)")
-      ->type_name("KEY=VALUE");
-  sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
-  sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
-  // For tests and scripts: behave as if Ctrl-C arrived after N optimiser steps (hidden).
-  sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");
-  on_selected(sub, [a] { return run_train(*a); });
 }
 
 }  // namespace attnfc::cli

@@ -1,9 +1,18 @@
 #pragma once
-// Each subcommand lives in its own src/cli/cmd_<name>.cpp and registers itself
-// on the root app here. A handler returns the process exit code:
+// Each subcommand lives in its own src/cli/cmd_<name>.cpp as an options struct and a
+// run_<name>; flags.cpp binds the struct's fields to the subcommand's flags on the root
+// app. CLI11 costs seconds of compile per file that includes it, so only main.cpp and
+// flags.cpp do: this header names CLI::App without defining it.
+// A run_<name> (the handler) returns the process exit code:
 //   0 success, 1 runtime failure, 2 bad usage or input (InputError).
-#include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace attnfc::cli {
 
@@ -11,17 +20,74 @@ namespace attnfc::cli {
 using Handler = std::function<int()>;
 
 // Registration hooks; main() calls each one once.
-void register_version_info(CLI::App& app);
-void register_attention(CLI::App& app);  // cmd_attention.cpp
-void register_inspect(CLI::App& app);    // cmd_inspect.cpp
-void register_train(CLI::App& app);      // cmd_train.cpp
-void register_predict(CLI::App& app);    // cmd_predict.cpp
-void register_evaluate(CLI::App& app);   // cmd_evaluate.cpp
-void register_plot(CLI::App& app);       // cmd_plot.cpp
-// Further subcommands (train, predict, evaluate, inspect, attention, ...) add
-// a declaration here and one line in main.cpp.
+void register_version_info(CLI::App& app);  // main.cpp
+void register_attention(CLI::App& app);     // flags.cpp, as are the ones below
+void register_inspect(CLI::App& app);
+void register_train(CLI::App& app);
+void register_predict(CLI::App& app);
+void register_evaluate(CLI::App& app);
+void register_plot(CLI::App& app);
+// Further subcommands add an options struct and run_<name> below, a register_<name>
+// in flags.cpp, a declaration here and one line in main.cpp.
 
 // Lets each register_* attach the handler that runs if its subcommand is chosen.
 void on_selected(CLI::App* sub, Handler handler);
+
+// The fields each subcommand's flags fill; the initial values are the flags' defaults.
+
+// `attnfc attention demo` (cmd_attention.cpp); the report that `attnfc attention` runs
+// itself is in attention_report.hpp.
+struct AttentionDemoOptions {
+  double period = 4.0;
+  int length = 8;
+  std::string series = "sine";
+  int width = 0;  // > 0 selects the sqrt(d_k) table
+  bool unscaled = false;
+  uint64_t seed = 1;
+};
+int run_attention_demo(const AttentionDemoOptions& o);
+
+// `attnfc inspect` (cmd_inspect.cpp).
+struct InspectOptions {
+  std::string path;
+  std::string time_column;
+  std::vector<std::string> columns;
+  std::string delimiter = ",";
+  std::string missing = "error";
+  std::string frequency;
+  int width = 48;  // sparkline characters
+};
+int run_inspect(const InspectOptions& o);
+
+// `attnfc train` (cmd_train.cpp); run_train turns it into a train::TrainOptions.
+struct TrainOptions {
+  std::string config, out;
+  std::vector<std::string> sets;
+  bool resume = false;
+  int64_t stop_after_steps = 0;
+};
+int run_train(const TrainOptions& a);
+
+// `attnfc predict` (cmd_predict.cpp).
+struct PredictOptions {
+  std::string model, input, output;
+  int horizon = 0;
+};
+int run_predict(const PredictOptions& a);
+
+// `attnfc evaluate` (cmd_evaluate.cpp).
+struct EvaluateOptions {
+  std::string model, input, split = "test", json;
+  int batch = 256;
+};
+int run_evaluate(const EvaluateOptions& a);
+
+// `attnfc plot` (cmd_plot.cpp).
+struct PlotOptions {
+  std::string model, input, output, split = "test", log;
+  long window = -1;
+  int max_channels = 6;
+};
+int run_plot(const PlotOptions& a);
 
 }  // namespace attnfc::cli

@@ -12,8 +12,10 @@
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/model/config.hpp"
+#include "attnfc/train/kept_model.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "phases.hpp"
 
@@ -119,6 +121,7 @@ struct MemberTotals {
   double seconds = 0;
   int64_t parameters = 0;
   nlohmann::json linear_start;  // member 1's; the least-squares start has no seed
+  bool untrained = true;        // every member kept its epoch 0
 };
 
 // Trains (or resumes, or skips when finished) members 1..K into members/<k>/. Returns
@@ -155,6 +158,7 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
     result.steps += m.steps;
     totals.seconds += m.seconds;
     totals.parameters += m.parameters;
+    totals.untrained = totals.untrained && m.best_epoch == 0;
     if (k == 1) {
       result.best_epoch = m.best_epoch;
       totals.linear_start = m.linear_start;
@@ -187,11 +191,18 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   if (!train_members(config, paths, opt, result, totals)) return result;
 
   const LoadedModel lm = combine_members(paths, config, resolved);
+  // The least-squares start does not depend on the seed: member 1's is every member's.
+  const std::string member_start = paths.member(1).linear_start();
+  const LoadedModel linear_start =
+      fs::exists(member_start) ? LoadedModel::load(member_start) : LoadedModel{};
+  if (!linear_start.networks.empty())  // beside the ensemble's model file, for evaluate and predict
+    write_file_atomic(paths.linear_start(),
+                      read_input_file(member_start, uint64_t{1} << 36, "model file"));
   std::string table;
   nlohmann::json metrics;
   try {
     if (detail::scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = data->scorer->evaluate(lm.members(), &table, opt.interrupt);
+    metrics = data->scorer->evaluate(lm.members(), linear_start.members(), &table, opt.interrupt);
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the ensemble's final scoring; resuming scores it");
     result.status = TrainResult::Status::kInterrupted;
@@ -207,6 +218,9 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"train_seconds", totals.seconds},
                   {"members", totals.members}});
   if (!totals.linear_start.is_null()) metrics["linear_start"] = totals.linear_start;
+  const KeptModel kept{result.best_epoch, totals.untrained, !totals.linear_start.is_null()};
+  metrics["kept"] = kept_entry(kept);
+  metrics["warnings"] = kept_model_warnings(metrics, kept);
   write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

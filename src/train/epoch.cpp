@@ -6,13 +6,18 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/kept_model.hpp"
+#include "attnfc/train/loaded_model.hpp"
 #include "phases.hpp"
 
 namespace attnfc::train::detail {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -107,7 +112,7 @@ void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double se
                   samples / std::max(seconds, 1e-9),
                   st.stopper.update(val)};
   st.records.push_back(rec);
-  if (rec.best) model::save_checkpoint(paths.model(), t.net, t.meta);
+  if (rec.best) save_model(t, paths.model(), rec.epoch);
   progress.epoch_done(rec, tc.patience > 0 ? tc.patience - st.stopper.bad_epochs() : -1);
   write_file_atomic(paths.train_log(), format_train_log(st.records));
   if (st.stopper.should_stop())
@@ -136,11 +141,14 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                      steps_this_call};
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
+  // Absent when the run had no least-squares start (or began before the file existed).
+  const LoadedModel linear_start =
+      fs::exists(paths.linear_start()) ? LoadedModel::load(paths.linear_start()) : LoadedModel{};
   std::string table;
   nlohmann::json metrics;
   try {
     if (scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = t.data.scorer->evaluate({&t.net}, &table, opt.interrupt);
+    metrics = t.data.scorer->evaluate({&t.net}, linear_start.members(), &table, opt.interrupt);
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the final scoring; {} is kept and resuming scores it",
                  paths.model());
@@ -155,6 +163,9 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                   {"parameters", t.net.num_parameters()},
                   {"train_seconds", total_seconds}});
   if (!st.linear_start.is_null()) metrics["linear_start"] = st.linear_start;
+  const KeptModel kept{result.best_epoch, result.best_epoch == 0, !st.linear_start.is_null()};
+  metrics["kept"] = kept_entry(kept);
+  metrics["warnings"] = kept_model_warnings(metrics, kept);
   write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");
   result.metrics = metrics;
   return result;

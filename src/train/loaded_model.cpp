@@ -55,6 +55,21 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   };
 }
 
+namespace {
+
+// The "epoch" metadata: absent (-1: an ensemble, or a file from before it existed) or a
+// whole number of epochs.
+int kept_epoch(const std::string& text, const std::string& path) {
+  if (text.empty()) return -1;
+  const bool digits = text.size() <= 7 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits)
+    throw InputError(path + ": metadata 'epoch' is '" + printable_excerpt(text) +
+                     "', expected the number of the epoch kept (0 to 9999999)");
+  return std::stoi(text);
+}
+
+}  // namespace
+
 LoadedModel LoadedModel::load(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(path + ": model file not found");
   const model::Checkpoint ck = model::Checkpoint::read(path);
@@ -79,6 +94,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
   }
   lm.run = parse_run_config(need("config"));
   lm.frequency = ck.meta("frequency", "unknown");
+  lm.epoch = kept_epoch(ck.meta("epoch"), path);
   if (lm.scaler.num_channels() != lm.columns.size())
     throw InputError(path + ": the scaler has " + std::to_string(lm.scaler.num_channels()) +
                      " channels but 'columns' names " + std::to_string(lm.columns.size()));

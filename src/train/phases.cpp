@@ -113,8 +113,15 @@ void start_fresh(Training& t, const RunPaths& paths) {
   // epoch that only overfitted.
   t.state.last_val = t.validation_mse();
   spdlog::info("initial model: validation MSE {:.5f}", t.state.last_val);
-  if (t.state.stopper.update(t.state.last_val))
-    model::save_checkpoint(paths.model(), t.net, t.meta);
+  // Kept to be scored beside the final model (and usable as a model of its own).
+  if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
+  if (t.state.stopper.update(t.state.last_val)) save_model(t, paths.model(), 0);
+}
+
+void save_model(const Training& t, const std::string& path, int epoch) {
+  auto m = t.meta;
+  m["epoch"] = std::to_string(epoch);
+  model::save_checkpoint(path, t.net, m);
 }
 
 void resume(Training& t, const RunPaths& paths) {

@@ -94,5 +94,8 @@ bool scoring_interrupted(const TrainOptions& options);
 
 // The checkpoint of the loop as it is now.
 void save_checkpoint(const Training& t, const RunPaths& paths);
+// The network as a model file (model.safetensors, linear_start.safetensors), with the
+// epoch it comes from in its "epoch" metadata (0 = before training).
+void save_model(const Training& t, const std::string& path, int epoch);
 
 }  // namespace attnfc::train::detail

@@ -73,10 +73,11 @@ double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
   return m.windows > 0 ? m.mse : std::nan("");
 }
 
-nlohmann::json Scorer::evaluate(const Members& model, std::string* table,
-                                const std::atomic<bool>* stop) const {
+nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_start,
+                                std::string* table, const std::atomic<bool>* stop) const {
   const int C = static_cast<int>(series_->num_channels());
   std::vector<NamedForecaster> all{{"attnfc", model_forecaster(model, C)}};
+  if (!linear_start.empty()) all.push_back({"linear-start", model_forecaster(linear_start, C)});
   all.insert(all.end(), baselines_.begin(), baselines_.end());
   auto unscale = [this](float* v, int64_t rows) { scaler_->inverse_transform(v, rows); };
   nlohmann::json out = {{"seasonal_period", period_}};

@@ -38,7 +38,7 @@ std::string sweep_dir(const std::string& name, const std::string& train_section)
   "data": {"path": ")" + dir + R"(/head.csv", "columns": ["OT"],
            "split": {"train_rows": 400, "val_rows": 80, "test_rows": 80}},
   "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 16, "n_heads": 2,
-            "n_layers": 1, "ff_mult": 2},
+            "n_layers": 1, "ff_mult": 2, "linear_lookback": 32},
   "train": )" + train_section + "\n}";
   return dir;
 }
@@ -68,6 +68,16 @@ TEST_CASE("scripts/sweep runs a grid x seeds, reports failures, tabulates, and r
   CHECK(md.find(" ± ") != std::string::npos);
   const std::string csv = slurp(dir + "/sweep/results.csv");
   CHECK(csv.find("c00_s1,c00,1,16,done,") != std::string::npos);
+  // Beside each run: the epoch kept, its linear start's scores and what was kept.
+  CHECK(csv.find(",best_epoch,") != std::string::npos);
+  CHECK(csv.find(",linear_start_val_mse,linear_start_test_mse,kept\n") != std::string::npos);
+  const size_t row = csv.find("c00_s1,");
+  const std::string line = csv.substr(row, csv.find('\n', row) - row);
+  CAPTURE(line);
+  CHECK((line.ends_with(",trained") || line.ends_with(",linear start")));
+  CHECK(line.find(",-,") == std::string::npos);  // every column filled, the linear start's too
+  CHECK(md.find("| best epochs |") != std::string::npos);
+  CHECK(md.find("| linear start test MSE |") != std::string::npos);
 
   // A finished run whose final evaluation was lost resumes from its checkpoint; the others
   // are skipped.

@@ -106,6 +106,30 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
   CHECK(r.out.find("--resume") != std::string::npos);
 }
 
+TEST_CASE("a run kept at its linear start ends with a warning; evaluate scores the start too") {
+  Fixture f;
+  const std::string run = f.dir + "/start";
+  // min_delta: no trained epoch can count as better than the least-squares start.
+  Run r = run_attnfc("train --config " + f.config + " --set model.linear_lookback=32" +
+                     " --set train.min_delta=1e6 --out " + run);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CAPTURE(r.out);
+  CHECK(r.out.find("best epoch 0 (the model before training)") != std::string::npos);
+  CHECK(r.out.find("linear-start") != std::string::npos);
+  std::string last = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  last = last.substr(last.rfind('\n') + 1);
+  CHECK(last.find("warn") != std::string::npos);
+  CHECK(last.find("the kept model is its linear start") != std::string::npos);
+  CHECK(fs::exists(run + "/linear_start.safetensors"));
+
+  r = run_attnfc("evaluate --model " + run + "/model.safetensors --input " + f.csv +
+                 " --split test --json " + f.dir + "/eval.json");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("model: epoch 0 (the model before training)") != std::string::npos);
+  CHECK(r.out.find("linear-start") != std::string::npos);
+  CHECK(slurp(f.dir + "/eval.json").find("\"kept_epoch\": 0") != std::string::npos);
+}
+
 TEST_CASE("an ensemble trains, predicts, evaluates, plots and shows a chosen member") {
   Fixture f;
   const std::string run = f.dir + "/ens";

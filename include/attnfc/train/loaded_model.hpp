@@ -34,6 +34,7 @@ struct LoadedModel {
   data::Scaler scaler;
   std::vector<std::string> columns;
   std::string frequency;  // as trained ("1h"), may be "unknown"
+  int epoch = -1;         // the epoch this model is from (0 = before training); -1 unknown
   RunConfig run;          // the resolved run config saved with the model
   std::string path;
 

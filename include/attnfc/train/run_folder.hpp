@@ -25,6 +25,9 @@ struct RunPaths {
   std::string file(const char* name) const;
   std::string config() const { return file("config.json"); }
   std::string model() const { return file("model.safetensors"); }
+  // The model before training (epoch 0: the least-squares linear start), scored beside
+  // the kept model; it is a model file like model.safetensors (predict can use it).
+  std::string linear_start() const { return file("linear_start.safetensors"); }
   std::string checkpoint() const { return file("checkpoint.safetensors"); }
   std::string train_log() const { return file("train_log.csv"); }
   std::string metrics() const { return file("metrics.json"); }

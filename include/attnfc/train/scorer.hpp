@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
@@ -33,11 +33,14 @@ class Scorer {
   // validation windows (0 = all). NaN when no window has an observed target.
   double validation_mse(const Members& model, int64_t max_windows = 0) const;
 
-  // The model ("attnfc") beside the baselines on every part given at construction:
+  // The model ("attnfc"), its linear start ("linear-start": the model as it was before
+  // training, the least-squares NLinear inside it; left out when empty) and the baselines,
+  // on every part given at construction:
   // {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}}; *table gets
   // the printable tables.
   // stop: as for evaluate_windows (ScoringInterrupted when it is set).
-  nlohmann::json evaluate(const Members& model, std::string* table = nullptr,
+  nlohmann::json evaluate(const Members& model, const Members& linear_start,
+                          std::string* table = nullptr,
                           const std::atomic<bool>* stop = nullptr) const;
 
   int seasonal_period() const { return period_; }

@@ -1,0 +1,183 @@
+// Every subcommand's flags, help texts and checks, bound to the options struct its
+// cmd_<name>.cpp runs (commands.hpp). Only this file and main.cpp include CLI11: it is
+// header-only and costs seconds of compile per file.
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "attention_report.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+// `attnfc attention --model M --input data.csv`: the report's options on the
+// `attention` subcommand itself.
+void add_attention_report(CLI::App* attention) {
+  auto opts = std::make_shared<AttentionReportOptions>();
+  attention->add_option("--model", opts->model, "Trained model (.safetensors from attnfc train)");
+  attention->add_option("--input", opts->input, "CSV with the model's columns");
+  attention->add_option("--window", opts->window_end,
+                        "The window ends just before this 0-based row (default: the last row)");
+  attention->add_option("--channel", opts->channel,
+                        "Channel to show (default: the model's first column)");
+  attention
+      ->add_option("--member", opts->member,
+                   "For an ensemble: which member's attention to show (1-based)")
+      ->capture_default_str();
+  attention->add_option("--csv", opts->csv_path, "Also write every weight as CSV here");
+  attention->add_option("--json", opts->json_path,
+                        "Also write weights, lag profiles and the autocorrelation as JSON here");
+  attention->add_flag("!--no-heatmap", opts->heatmap, "Skip the terminal heatmaps");
+  on_selected(attention, [opts]() { return run_attention_report(*opts); });
+}
+
+}  // namespace
+
+void register_attention(CLI::App& app) {
+  CLI::App* attention = app.add_subcommand(
+      "attention",
+      "A trained model's attention on one window (--model, --input), or 'attention demo'");
+  attention->require_subcommand(0, 1);
+
+  auto opts = std::make_shared<AttentionDemoOptions>();
+  CLI::App* demo = attention->add_subcommand(
+      "demo",
+      "One causal head over a toy series, its attention matrix and lag profile; with --width,\n"
+      "what the 1/sqrt(d_k) divisor does to the softmax as the width grows.");
+  demo->add_option("--period", opts->period, "Series period P (>= 2)")
+      ->capture_default_str()
+      ->check(CLI::Range(2.0, 1e6));
+  demo->add_option("--length", opts->length, "Sequence length L, 1..64")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  demo->add_option("--series", opts->series, "Toy series: sine|trend|noise")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sine", "trend", "noise"}));
+  demo->add_option("--width", opts->width,
+                   "Instead of the matrix: random queries/keys of widths 1, 4, 16, ... up to D, "
+                   "with and without the divisor")
+      ->check(CLI::Range(1, 65536));
+  demo->add_flag("--unscaled", opts->unscaled,
+                 "Drop the 1/sqrt(d_k) divisor in the matrix demo (the --width table always "
+                 "shows both)");
+  demo->add_option("--seed", opts->seed, "Seed for --series noise and --width")
+      ->capture_default_str();
+  on_selected(demo, [opts]() { return run_attention_demo(*opts); });
+  // After the demo's handler, so that 'attention demo' runs the demo.
+  add_attention_report(attention);
+}
+
+void register_inspect(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "inspect",
+      "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
+      "gaps, missing values, statistics and a sparkline per column");
+  sub->add_option("file", o->path, "CSV file")->required();
+  sub->add_option("--time-column", o->time_column,
+                  "time column, or composite columns such as year,month,day,hour "
+                  "(default: found from the header)");
+  sub->add_option("--columns", o->columns, "value columns, comma-separated (default: all numeric)")
+      ->delimiter(',');
+  sub->add_option("--delimiter", o->delimiter,
+                  "field delimiter: one character, or tab (default ,)");
+  sub->add_option("--missing", o->missing,
+                  "missing-value policy to preview: error|ffill|interpolate|mask (default error)");
+  sub->add_option("--frequency", o->frequency,
+                  "frequency such as 1h, 1d, B, 1mo (default: inferred)");
+  sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
+      ->check(CLI::Range(1, 1000));
+  on_selected(sub, [o] { return run_inspect(*o); });
+}
+
+void register_train(CLI::App& app) {
+  auto a = std::make_shared<TrainOptions>();
+  CLI::App* sub = app.add_subcommand("train", "Train a forecaster from a JSON run config");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc train --config configs/default.json --out runs/demo\n"
+      "  attnfc train --config configs/etth1_S.json --set train.lr=3e-4 --set model.d_model=128\n"
+      "  attnfc train --out runs/demo --resume      # continue after Ctrl-C\n"
+      "The run folder gets config.json, model.safetensors (best epoch), checkpoint.safetensors,\n"
+      "train_log.csv and metrics.json. Ctrl-C saves a resumable checkpoint and exits with 130.\n"
+      "Config keys: docs/CONFIG.md.");
+  sub->add_option("--config,-c", a->config, "Run config (JSON with data, model, train sections)");
+  sub->add_option("--set", a->sets, "Override a config key: section.key=value (repeatable)")
+      ->type_name("KEY=VALUE");
+  sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
+  sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
+  // For tests and scripts: behave as if Ctrl-C arrived after N optimiser steps (hidden).
+  sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");
+  on_selected(sub, [a] { return run_train(*a); });
+}
+
+void register_predict(CLI::App& app) {
+  auto a = std::make_shared<PredictOptions>();
+  CLI::App* sub = app.add_subcommand("predict", "Forecast the steps after the last row of a CSV");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc predict --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
+      "  attnfc predict --model runs/demo/model.safetensors --input new.csv --horizon 192 \\\n"
+      "                 --output forecast.csv\n"
+      "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
+      "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
+      "by feeding forecasts back in.");
+  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
+  sub->add_option("--input,-i", a->input, "CSV with the history to forecast from")->required();
+  sub->add_option("--horizon", a->horizon, "Steps to forecast (default: the model's horizon)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--output,-o", a->output, "Forecast CSV (default: standard output)");
+  on_selected(sub, [a] { return run_predict(*a); });
+}
+
+void register_evaluate(CLI::App& app) {
+  auto a = std::make_shared<EvaluateOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "evaluate",
+      "Score a model beside repeat-last, seasonal-naive and NLinear on the same windows");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc evaluate --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
+      "  attnfc evaluate --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
+      "                  --split all --json scores.json\n"
+      "Every stride-1 window whose targets lie in the split is scored, none dropped; metrics are\n"
+      "means over windows (MSE, MAE, RMSE, MAPE, sMAPE, MASE) in scaled and original units.\n"
+      "The split follows the training config's rule applied to this file; baselines are fit on\n"
+      "its training rows.");
+  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
+  sub->add_option("--input,-i", a->input, "CSV to evaluate on")->required();
+  sub->add_option("--split", a->split, "test, val or all")
+      ->check(CLI::IsMember({"test", "val", "all"}))
+      ->capture_default_str();
+  sub->add_option("--json", a->json,
+                  "Where to write the JSON (default: evaluation_<split>.json beside the model)");
+  sub->add_option("--batch", a->batch, "Windows per forward pass")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  on_selected(sub, [a] { return run_evaluate(*a); });
+}
+
+void register_plot(CLI::App& app) {
+  auto a = std::make_shared<PlotOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "plot", "Write an HTML page: forecast vs actual, training curves, attention maps");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
+      "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
+      "              --split val --window 0 --output val0.html\n"
+      "The page is self-contained (inline SVG): open it in any browser, attach it anywhere.");
+  sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
+  sub->add_option("--input,-i", a->input, "CSV the model forecasts")->required();
+  sub->add_option("--split", a->split, "test or val")
+      ->check(CLI::IsMember({"test", "val"}))
+      ->capture_default_str();
+  sub->add_option("--window", a->window, "Window index in the split (-1 = the last one)")
+      ->capture_default_str();
+  sub->add_option("--log", a->log, "train_log.csv (default: the one beside the model)");
+  sub->add_option("--output,-o", a->output, "HTML file (default: plot.html beside the model)");
+  on_selected(sub, [a] { return run_plot(*a); });
+}
+
+}  // namespace attnfc::cli
