@@ -90,26 +90,39 @@ seed_config() {
 
 mkdir -p "$out"
 rm -rf "$out/obj"  # objects are shared between the targets of this run only
-status=0
+declare -A extra
 for t in $targets; do
   mkdir -p "$out/corpus-$t" "$out/findings-$t"
   case $t in
     csv)
       build csv fuzz/fuzz_csv.cpp src/data/*.cpp "${base_srcs[@]}"
-      seed_csv "$out/corpus-$t"; extra=(-dict=fuzz/csv.dict -max_len=4096) ;;
+      seed_csv "$out/corpus-$t"; extra[$t]="-dict=fuzz/csv.dict -max_len=4096" ;;
     checkpoint)
       build checkpoint fuzz/fuzz_checkpoint.cpp "${base_srcs[@]}" "${model_srcs[@]}"
-      seed_checkpoint "$out/corpus-$t"; extra=(-max_len=16384) ;;
+      seed_checkpoint "$out/corpus-$t"; extra[$t]="-max_len=16384" ;;
     config)
       build config fuzz/fuzz_config.cpp src/train/run_config.cpp src/data/*.cpp \
         "${base_srcs[@]}" "${model_srcs[@]}"
-      seed_config "$out/corpus-$t"; extra=(-dict=fuzz/json.dict -max_len=8192) ;;
+      seed_config "$out/corpus-$t"; extra[$t]="-dict=fuzz/json.dict -max_len=8192" ;;
     *) echo "fuzz.sh: unknown target '$t' (expected csv, checkpoint or config)" >&2; exit 2 ;;
   esac
+done
+
+# The targets run at the same time (libFuzzer is single-threaded; the cores are shared),
+# each into its own log, printed when all are done.
+declare -A pid
+for t in $targets; do
   echo "fuzz.sh: running fuzz_$t for ${seconds}s (findings, if any, in $out/findings-$t)"
-  if ! "$out/fuzz_$t" "$out/corpus-$t" "${extra[@]}" -max_total_time="$seconds" -timeout=10 \
-      -rss_limit_mb=2048 -artifact_prefix="$out/findings-$t/" -print_final_stats=1; then
-    status=1
-  fi
+  # shellcheck disable=SC2086
+  "$out/fuzz_$t" "$out/corpus-$t" ${extra[$t]} -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -artifact_prefix="$out/findings-$t/" -print_final_stats=1 \
+    >"$out/log-$t" 2>&1 &
+  pid[$t]=$!
+done
+status=0
+for t in $targets; do
+  if wait "${pid[$t]}"; then result=clean; else result=FAILED; status=1; fi
+  echo "fuzz.sh: fuzz_$t $result; the last lines of $out/log-$t:"
+  tail -n 12 "$out/log-$t"
 done
 exit $status
