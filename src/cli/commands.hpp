@@ -68,10 +68,12 @@ struct TrainOptions {
 };
 int run_train(const TrainOptions& a);
 
-// `attnfc predict` (cmd_predict.cpp).
+// `attnfc predict` (cmd_predict.cpp; where several inputs go: predict_output.hpp).
 struct PredictOptions {
-  std::string model, input, output;
+  std::string model, output;
+  std::vector<std::string> inputs;  // --input, repeatable; one forecast each
   int horizon = 0;
+  bool strict = false;  // a short history, another frequency, missing last rows: exit 2
 };
 int run_predict(const PredictOptions& a);
 

@@ -120,14 +120,28 @@ void register_predict(CLI::App& app) {
       "  attnfc predict --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
       "  attnfc predict --model runs/demo/model.safetensors --input new.csv --horizon 192 \\\n"
       "                 --output forecast.csv\n"
+      "  attnfc predict --model runs/demo/model.safetensors -i shop_a.csv -i shop_b.csv \\\n"
+      "                 --output forecasts/      # forecasts/shop_a.csv, forecasts/shop_b.csv\n"
       "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
       "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
-      "by feeding forecasts back in.");
+      "by feeding forecasts back in.\n"
+      "Where forecasts go: --output DIR/ (or an existing folder) writes DIR/{name}.csv per input\n"
+      "and an --output holding {name} one file per input ({name}: the input's file name without\n"
+      "extension); otherwise to --output or standard output, several inputs as one long CSV\n"
+      "whose first column, series, is the {name}. Nothing is written if any input fails.\n"
+      "A history shorter than the model's context, a frequency other than the model's, or\n"
+      "missing values in the last rows is a warning (stderr) and the forecast is still made;\n"
+      "--strict makes them errors (exit 2, nothing written).");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV with the history to forecast from")->required();
+  sub->add_option("--input,-i", a->inputs,
+                  "CSV with the history to forecast from (repeatable: -i a.csv -i b.csv)")
+      ->required();
   sub->add_option("--horizon", a->horizon, "Steps to forecast (default: the model's horizon)")
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--output,-o", a->output, "Forecast CSV (default: standard output)");
+  sub->add_option("--output,-o", a->output,
+                  "Forecast CSV, DIR/ or a path with {name} (default: standard output)");
+  sub->add_flag("--strict", a->strict,
+                "Refuse (exit 2) a short history, another frequency or missing last rows");
   on_selected(sub, [a] { return run_predict(*a); });
 }
 
