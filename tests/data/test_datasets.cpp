@@ -1,4 +1,4 @@
-// The six bundled datasets load as datasets/README.md says: rows, frequency,
+// The bundled datasets load as datasets/README.md says: rows, frequency,
 // gaps and missing values.
 #include <doctest/doctest.h>
 
@@ -54,6 +54,37 @@ TEST_CASE("ETTh1: 17,420 hourly rows, 7 channels, no gaps, standard split") {
   // Windows per part as in the reference code: len(part) - L - H + 1.
   CHECK(count_windows(sp.val, 336 + 96) == 2880 - 96 + 1);
   CHECK(count_windows(sp.train, 336 + 96) == 8640 - 336 - 96 + 1);
+}
+
+TEST_CASE(
+    "exchange_rate and national_illness: the LTSF 70/10/20 split, as datasets/README.md says") {
+  // Unpadded "1990/1/1 0:00" dates and no final newline.
+  const TimeSeries x = load("exchange_rate.csv");
+  CHECK(x.rows() == 7588);
+  CHECK(x.channels == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "OT"});
+  CHECK(x.frequency.name() == "1d");
+  CHECK(x.gaps.empty());
+  CHECK(x.total_missing() == 0);
+  CHECK(x.format_time(x.timestamps.back()) == "2010/10/10 00:00");
+  // num_train = int(0.7 n) = 5311, num_test = int(0.2 n) = 1517; val/test start L early.
+  const Split sx = split_by_fractions(x.rows(), 0.7, 0.2, 96);
+  CHECK(sx.train.end == 5311);
+  CHECK(sx.val.begin == 5311 - 96);
+  CHECK(sx.val.end == 6071);
+  CHECK(sx.test.begin == 6071 - 96);
+  CHECK(sx.test.end == 7588);
+
+  const TimeSeries ili = load("national_illness.csv");
+  CHECK(ili.rows() == 966);
+  CHECK(ili.channels.size() == 7);
+  CHECK(ili.channels.front() == "% WEIGHTED ILI");
+  CHECK(ili.frequency.name() == "1w");
+  CHECK(ili.gaps.empty());
+  CHECK(ili.value(0, 6) == 176569.0f);
+  const Split si = split_by_fractions(ili.rows(), 0.7, 0.2, 104);
+  CHECK(si.train.end == 676);
+  CHECK(si.val_targets().size() == 97);
+  CHECK(si.test_targets().size() == 193);
 }
 
 TEST_CASE("airline-passengers and monthly-sunspots: quoted YYYY-MM, CRLF, no final newline") {

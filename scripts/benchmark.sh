@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# scripts/benchmark.sh: the accuracy suite. Each dataset with its standard protocol (scaler fit
+# on the training rows only; every stride-1 window of the test split, none dropped; MSE/MAE
+# on scaled data, averaged over windows), several seeds per cell, through scripts/sweep (so
+# it resumes after an interruption). Per cell the table shows the model kept (mean ± std over
+# seeds), its own linear start (the least-squares NLinear inside it, scored on the same
+# windows), our NLinear and repeat-last baselines, the best published MSE, the epochs kept
+# and the training time. datasets/README.md gives each file's origin and licence.
+#
+#   suite     setting   config                 split                          horizons
+#   etth1     S, M      configs/etth1_{S,M}    ETTh1: 12/4/4 months           96 192 336 720
+#   exchange  M         configs/exchange_M     70/10/20 by rows (LTSF rule)   96 192 336 720
+#   ili       M         configs/ili_M          70/10/20 by rows (LTSF rule)   24 36 48 60
+#
+#   scripts/benchmark.sh [--suites "etth1 exchange ili"] [--out DIR] [--bin PATH]
+#                        [--seeds 1,2,3] [-j N] [--threads T] [--settings "S M"] [--horizons "..."]
+#                        [--set KEY=VALUE]...
+# --settings keeps only those settings, --horizons replaces every suite's horizons (for a
+# quick look). Output: DIR/RESULTS.md, DIR/<suite>_<setting>.csv (each sweep's results.csv)
+# and the sweeps themselves in DIR/<suite>_<setting>/; default DIR: bench/results.
+set -euo pipefail
+REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cd "$REPO"
+
+OUT=bench/results BIN=build/attnfc SEEDS=1,2,3 JOBS="" THREADS=1 SUITES="etth1 exchange ili"
+HORIZONS_OVERRIDE="" SETTINGS_FILTER="" SETS=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suites) SUITES=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --bin) BIN=$2; shift ;;
+    --seeds) SEEDS=$2; shift ;;
+    -j) JOBS=$2; shift ;;
+    --threads) THREADS=$2; shift ;;
+    --horizons) HORIZONS_OVERRIDE=$2; shift ;;
+    --settings) SETTINGS_FILTER=$2; shift ;;
+    --set) SETS+=(--set "$2"); shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "benchmark: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+command -v jq >/dev/null || { echo "benchmark: jq is required (sudo apt-get install jq)" >&2; exit 2; }
+
+settings() {  # the settings of a suite (those of --settings only)
+  local all
+  case $1 in etth1) all="S M" ;; exchange|ili) all="M" ;;
+    *) echo "benchmark: unknown suite '$1' (expected etth1, exchange or ili)" >&2; exit 2 ;; esac
+  for s in $all; do
+    if [ -z "$SETTINGS_FILTER" ] || [[ " $SETTINGS_FILTER " == *" $s "* ]]; then echo "$s"; fi
+  done
+}
+horizons() {
+  if [ -n "$HORIZONS_OVERRIDE" ]; then echo "$HORIZONS_OVERRIDE"; return; fi
+  case $1 in ili) echo "24 36 48 60" ;; *) echo "96 192 336 720" ;; esac
+}
+# The best published test MSE of the era's papers, and whose: PatchTST (Nie et al., ICLR
+# 2023, Tables 3 and 8), DLinear/NLinear (Zeng et al., AAAI 2023, Tables 2 and 9).
+published() {
+  case "$1_$2_$3" in
+    etth1_S_96) echo ".053 (NLinear)" ;;  etth1_S_192) echo ".069 (NLinear)" ;;
+    etth1_S_336) echo ".076 (PatchTST/64)" ;;  etth1_S_720) echo ".080 (NLinear)" ;;
+    etth1_M_96) echo ".370 (PatchTST/64)" ;;  etth1_M_192) echo ".405 (DLinear)" ;;
+    etth1_M_336) echo ".422 (PatchTST/64)" ;;  etth1_M_720) echo ".440 (NLinear)" ;;
+    exchange_M_96) echo ".081 (DLinear; repeat-last)" ;;  exchange_M_192) echo ".157 (DLinear)" ;;
+    exchange_M_336) echo ".301 (PatchTST, L 96)" ;;  exchange_M_720) echo ".643 (DLinear)" ;;
+    ili_M_24) echo "1.319 (PatchTST/64)" ;;  ili_M_36) echo "1.430 (PatchTST/42)" ;;
+    ili_M_48) echo "1.553 (PatchTST/64)" ;;  ili_M_60) echo "1.470 (PatchTST/64)" ;;
+    *) echo "-" ;;
+  esac
+}
+
+status=0
+mkdir -p "$OUT"
+for suite in $SUITES; do
+  grid=$(printf '%s\n' $(horizons "$suite") | jq -s -c '{"model.horizon": .}')
+  for s in $(settings "$suite"); do
+    base=configs/${suite}_$s.json
+    [ -f "$base" ] || { echo "benchmark: $base not found" >&2; exit 2; }
+    echo "$grid" >"$OUT/grid_${suite}_$s.json"
+    scripts/sweep "$base" "$OUT/grid_${suite}_$s.json" --seeds "$SEEDS" --out "$OUT/${suite}_$s" \
+      --bin "$BIN" --threads "$THREADS" ${JOBS:+-j "$JOBS"} "${SETS[@]}" || status=1
+    cp "$OUT/${suite}_$s/results.csv" "$OUT/${suite}_$s.csv"
+  done
+done
+
+# One cell: "mean ± std | start mean | wins | NLinear | repeat-last | epochs | windows | s/run",
+# from a sweep's results.csv (columns found by name) and one run's metrics.json.
+cell() {  # cell SWEEP_DIR H
+  local dir=$1 h=$2
+  local stats run windows
+  stats=$(awk -F, -v h="$h" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["model.horizon"] == h && $col["status"] == "done" {
+      x = $col["test_mse"]; n++; m += x; mm += x * x; t += $col["train_seconds"]
+      y = $col["linear_start_test_mse"]; if (y != "-") { ns++; ls += y; if (x < y) wins++ }
+      nl = $col["nlinear_test_mse"]; rl = $col["repeat_last_test_mse"]
+      ep = ep (ep == "" ? "" : " ") $col["best_epoch"]
+      if (first == "") first = $col["run"] }
+    END {
+      if (!n) { print "- | - | - | - | - | - | - | -"; exit }
+      # The variance clamped at 0: identical seeds can round to a tiny negative number.
+      v = n > 1 ? (mm - n * (m / n)^2) / (n - 1) : 0
+      printf "%.4f ± %.4f | %s | %s | %.4f | %.4f | %s | %.0f | %s\n", m / n, (v > 0 ? sqrt(v) : 0),
+        ns ? sprintf("%.4f", ls / ns) : "-", ns ? (wins + 0) "/" ns : "-", nl, rl, ep, t / n, first
+    }' "$dir/results.csv" 2>/dev/null || echo "- | - | - | - | - | - | - | -")
+  run=${stats##*| }
+  windows=-
+  [ -f "$dir/runs/$run/metrics.json" ] && windows=$(jq -r '.test.windows' "$dir/runs/$run/metrics.json")
+  echo " ${stats% | *} | $windows "
+}
+
+{
+  echo "# Accuracy suite (test split, scaled units, every stride-1 window)"
+  echo
+  echo "Generated by \`scripts/benchmark.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(lscpu 2>/dev/null |
+    sed -n 's/^Model name: *//p' | head -1)); seeds $SEEDS."
+  echo "\"linear start\" is the model before training (its least-squares NLinear shortcut, the same"
+  echo "windows); \"beats start\" counts the seeds whose kept model has a lower test MSE than its own"
+  echo "linear start; \"epochs kept\" lists each seed's best epoch (0 = the linear start was kept)."
+  echo
+  echo "| dataset | setting | H | attnfc MSE | linear start | beats start | NLinear (ours) | repeat-last | best published | epochs kept | train s/run | test windows |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for suite in $SUITES; do
+    for s in $(settings "$suite"); do
+      for h in $(horizons "$suite"); do
+        IFS='|' read -r mse start wins nl rl ep secs windows <<<"$(cell "$OUT/${suite}_$s" "$h")"
+        echo "| $suite | $s | $h |$mse|$start|$wins|$nl|$rl| $(published "$suite" "$s" "$h") |$ep|$secs|$windows|"
+      done
+    done
+  done
+} >"$OUT/RESULTS.md"
+cat "$OUT/RESULTS.md"
+exit $status
