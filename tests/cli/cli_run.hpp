@@ -41,6 +41,10 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // The header and first rows of the bundled ETTh1.csv copied to dir/etth1_head.csv (a
 // file small enough to train on in seconds); returns its path.
 inline std::string write_etth1_head(const std::string& dir, int rows) {
@@ -50,6 +54,24 @@ inline std::string write_etth1_head(const std::string& dir, int rows) {
   std::string line;
   for (int i = 0; i < rows && std::getline(in, line); ++i) out << line << "\n";
   return csv;
+}
+
+// A micro model that trains in a few seconds on `csv` (write_etth1_head(dir, 701)):
+// dir/micro.json, whose "data" section takes `data_keys` too (each followed by a comma,
+// e.g. R"("missing": "ffill",)"), trained into dir/run. Returns the model file.
+inline std::string train_micro_model(const std::string& dir, const std::string& csv,
+                                     const std::string& data_keys = "") {
+  std::ofstream(dir + "/micro.json") << R"({
+  "data": {"path": ")" + csv + R"(", "columns": ["OT"], )" +
+                                            data_keys + R"(
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
+})";
+  const Run r = run_attnfc("train --config " + dir + "/micro.json --out " + dir + "/run");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  return dir + "/run/model.safetensors";
 }
 
 }  // namespace cli_test

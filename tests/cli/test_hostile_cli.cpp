@@ -12,15 +12,12 @@
 #include "cli_run.hpp"
 
 namespace fs = std::filesystem;
+using cli_test::contains;
 using cli_test::Run;
 using cli_test::run_attnfc;
 using cli_test::slurp;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // One micro model trained once for every case below (a few seconds).
 struct Trained {
@@ -31,16 +28,7 @@ struct Trained {
     fs::remove_all(dir);
     fs::create_directories(dir);
     csv = cli_test::write_etth1_head(dir, 701);
-    std::ofstream(dir + "/micro.json") << R"({
-  "data": {"path": ")" + csv + R"(", "columns": ["OT"],
-           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
-  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
-            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
-  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
-})";
-    const Run r = run_attnfc("train --config " + dir + "/micro.json --out " + dir + "/run");
-    REQUIRE_MESSAGE(r.code == 0, r.out);
-    model = dir + "/run/model.safetensors";
+    model = cli_test::train_micro_model(dir, csv);
   }
   ~Trained() { fs::remove_all(dir); }
 };
