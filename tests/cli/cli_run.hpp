@@ -4,8 +4,11 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -73,5 +76,22 @@ inline std::string train_micro_model(const std::string& dir, const std::string& 
   REQUIRE_MESSAGE(r.code == 0, r.out);
   return dir + "/run/model.safetensors";
 }
+
+// A scratch folder (temp/<prefix><pid>, removed at the end) holding etth1_head.csv and
+// the micro model trained on it (train_micro_model with `data_keys`).
+struct MicroModel {
+  std::string dir, csv, model;
+  explicit MicroModel(const std::string& prefix, const std::string& data_keys = "") {
+    namespace fs = std::filesystem;
+    dir = (fs::temp_directory_path() / (prefix + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    csv = write_etth1_head(dir, 701);
+    model = train_micro_model(dir, csv, data_keys);
+  }
+  ~MicroModel() { std::filesystem::remove_all(dir); }
+  MicroModel(const MicroModel&) = delete;
+  MicroModel& operator=(const MicroModel&) = delete;
+};
 
 }  // namespace cli_test

@@ -20,17 +20,8 @@ using cli_test::slurp;
 namespace {
 
 // One micro model trained once for every case below (a few seconds).
-struct Trained {
-  std::string dir, csv, model;
-  Trained() {
-    dir =
-        (fs::temp_directory_path() / ("attnfc_cli_hostile_" + std::to_string(::getpid()))).string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    csv = cli_test::write_etth1_head(dir, 701);
-    model = cli_test::train_micro_model(dir, csv);
-  }
-  ~Trained() { fs::remove_all(dir); }
+struct Trained : cli_test::MicroModel {
+  Trained() : MicroModel("attnfc_cli_hostile_") {}
 };
 
 // Runs attnfc with its stdout redirected by `redirect`, keeping stderr in the output.

@@ -48,17 +48,8 @@ std::string etth1_rows(int first, int count) {
 }
 
 // One micro model (context 32, horizon 8, hourly OT, data.missing ffill) for every case.
-struct Trained {
-  std::string dir, csv, model;
-  Trained() {
-    dir =
-        (fs::temp_directory_path() / ("attnfc_cli_predict_" + std::to_string(::getpid()))).string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    csv = cli_test::write_etth1_head(dir, 701);
-    model = cli_test::train_micro_model(dir, csv, R"("missing": "ffill",)");
-  }
-  ~Trained() { fs::remove_all(dir); }
+struct Trained : cli_test::MicroModel {
+  Trained() : MicroModel("attnfc_cli_predict_", R"("missing": "ffill",)") {}
   std::string write(const std::string& name, const std::string& text) const {
     const std::string path = dir + "/" + name;
     fs::create_directories(fs::path(path).parent_path());
