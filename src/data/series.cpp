@@ -316,6 +316,11 @@ size_t TimeSeries::total_missing() const {
   return t;
 }
 
+std::vector<SeriesSegment> TimeSeries::series_segments() const {
+  if (!segments.empty()) return segments;
+  return {SeriesSegment{"", 0, rows()}};
+}
+
 size_t TimeSeries::channel_index(std::string_view name) const {
   for (size_t i = 0; i < channels.size(); ++i) {
     if (channels[i] == name) return i;

@@ -44,6 +44,17 @@ struct CsvOptions {
   bool regular = false;
   // "" = infer from the timestamps; else a Frequency::parse name ("1h", "B", "1mo").
   std::string frequency;
+  // Long format: the column whose text (or integer) names the series each row belongs
+  // to. "" = a wide file: one series, every row. See TimeSeries::segments.
+  std::string id_column;
+};
+
+// One series of a panel: rows [begin, end) of the TimeSeries, in time order.
+struct SeriesSegment {
+  std::string id;  // the id column's cell, as written ("" for a wide file)
+  size_t begin = 0;
+  size_t end = 0;  // exclusive
+  size_t rows() const { return end - begin; }
 };
 
 // Where the time axis skips periods or leaves the grid.
@@ -71,6 +82,13 @@ struct TimeSeries {
   std::vector<Gap> gaps;  // in row order; total_missing_periods sums them
   int64_t total_missing_periods = 0;
   size_t off_grid_steps = 0;  // gaps with missing_periods == -1
+  // A panel (long format, CsvOptions::id_column): the series one after another, each
+  // sorted by time, in the order their ids first appear in the file. Timestamps increase
+  // strictly within a segment, not across them; no window, gap or fill crosses a boundary.
+  // Empty = one series over every row (a wide file, or a series built by hand): read it
+  // through series_segments().
+  std::string id_column;
+  std::vector<SeriesSegment> segments;
 
   size_t rows() const { return timestamps.size(); }
   size_t num_channels() const { return channels.size(); }
@@ -79,6 +97,9 @@ struct TimeSeries {
     return observed[row * channels.size() + channel] != 0;
   }
   size_t total_missing() const;
+  // The segments, or one segment {"", 0, rows()} when `segments` is empty.
+  std::vector<SeriesSegment> series_segments() const;
+  size_t num_series() const { return segments.empty() ? 1 : segments.size(); }
   // Index of a channel by name; InputError listing the channels if absent.
   size_t channel_index(std::string_view name) const;
   // The n timestamps after the last row, stepped by `frequency`
