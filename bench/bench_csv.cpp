@@ -5,6 +5,9 @@
 //   "tokenize"    CsvTable::parse alone (quotes, delimiters, line ends),
 //   "load_series" the whole path train/predict use: tokenize, timestamps,
 //                 from_chars numbers, strictly-increasing check, frequency, gaps.
+//   "csv long"    a long-format panel (id,date,v1,v2; CsvOptions::id_column): 1,000,000 rows
+//                 across 10,000 series of 100 hourly rows, written time-major (every series
+//                 at one time, then the next time), so every row's id is looked up anew.
 // The reference is a plain getline + strtod reader measured in the same process.
 // "tokenize ..., <path> scan" forces each vector field scan this CPU runs, against the
 // scalar scan in the same process (alternating rounds, CPU time).
@@ -116,6 +119,46 @@ void bench_scan_paths(const bench::Options& opt, const std::string& text,
   (void)sink;
 }
 
+// The long-format panel of the "csv long" case (see the top of the file).
+std::string make_long_csv(size_t series, size_t rows_per_series) {
+  std::string out = "id,date,v1,v2\n";
+  out.reserve(series * rows_per_series * 48);
+  const TimeStyle style{TimeFormat::kDateTimeSeconds, '-', ' '};
+  unsigned long long s = 987654321;
+  char buf[96];
+  for (size_t r = 0; r < rows_per_series; ++r) {
+    const std::string date = format_timestamp(1577836800 + static_cast<int64_t>(r) * 3600, style);
+    for (size_t k = 0; k < series; ++k) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      const double a = static_cast<double>(static_cast<int>(s >> 33) % 200000) / 100.0;
+      const double b = static_cast<double>(static_cast<int>(s >> 40) % 5000 - 2500) / 10.0;
+      const int n =
+          std::snprintf(buf, sizeof buf, "item_%05zu,%s,%.2f,%.1f\n", k, date.c_str(), a, b);
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  return out;
+}
+
+void bench_long(const bench::Options& opt) {
+  const std::string name = "csv long 1M rows 10k series, 4 columns, 1 thread";
+  if (!bench::selected(opt, name)) return;
+  const std::string text = make_long_csv(10000, 100);
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  CsvOptions o;
+  o.id_column = "id";
+  volatile double sink = 0;
+  const Timing t = time_both(
+      [&] {
+        const TimeSeries series = load_series(CsvTable::parse(text, "long.csv"), o);
+        sink = series.values.back() + static_cast<double>(series.num_series());
+      },
+      opt.min_seconds, 3);
+  bench::emit("csv", name, "MB/s", mb / t.wall);
+  bench::emit("csv", name, "MB/s per CPU-second", mb / t.cpu);
+  (void)sink;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,6 +191,7 @@ int main(int argc, char** argv) {
                 mb / naive.cpu);
   }
   bench_scan_paths(opt, text, shape);
+  bench_long(opt);
   (void)sink;
   return 0;
 }

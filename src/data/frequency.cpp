@@ -183,55 +183,79 @@ std::optional<int64_t> Frequency::periods_between(int64_t a, int64_t b) const {
   return std::nullopt;
 }
 
-Frequency infer_frequency(const std::vector<int64_t>& ts) {
-  Frequency f;
-  if (ts.size() < 2) return f;
-  const size_t n = ts.size();
-  bool all_midnight = true, weekdays_only = true, skips_weekend = false;
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t tod = ts[i] - floor_div(ts[i], kDay) * kDay;
-    if (tod != 0) all_midnight = false;
-    if (weekday(ts[i]) >= 5) weekdays_only = false;
-    if (i > 0 && weekday(ts[i - 1]) == 4 && ts[i] - ts[i - 1] == 3 * kDay) skips_weekend = true;
-  }
-  // The most common difference; ties go to the smaller step.
-  auto mode_of = [](std::vector<int64_t>& d) {
-    std::sort(d.begin(), d.end());
-    int64_t best = d[0];
-    size_t best_count = 0;
-    for (size_t i = 0; i < d.size();) {
-      size_t j = i;
-      while (j < d.size() && d[j] == d[i]) ++j;
-      if (j - i > best_count) best = d[i], best_count = j - i;
-      i = j;
-    }
-    return best;
-  };
-  std::vector<int64_t> diffs(n - 1);
-  for (size_t i = 1; i < n; ++i) diffs[i - 1] = ts[i] - ts[i - 1];
+namespace {
 
-  // Calendar months: every row on the same day of month and time of day.
-  const MonthParts first = month_parts(ts[0]);
-  bool same_day_of_month = first.day <= 28;
-  std::vector<int64_t> month_diffs(n - 1);
-  for (size_t i = 1; i < n && same_day_of_month; ++i) {
-    const MonthParts p = month_parts(ts[i]);
-    same_day_of_month = p.day == first.day && p.time_of_day == first.time_of_day;
-    month_diffs[i - 1] = p.month_index - month_parts(ts[i - 1]).month_index;
+// The most common difference; ties go to the smaller step. A strict majority is the mode
+// whatever the rest holds: checking for one first skips the sort on regular series.
+int64_t mode_of(std::vector<int64_t>& d) {
+  const size_t first_count = static_cast<size_t>(std::count(d.begin(), d.end(), d[0]));
+  if (2 * first_count > d.size()) return d[0];
+  std::sort(d.begin(), d.end());
+  int64_t best = d[0];
+  size_t best_count = 0;
+  for (size_t i = 0; i < d.size();) {
+    size_t j = i;
+    while (j < d.size() && d[j] == d[i]) ++j;
+    if (j - i > best_count) best = d[i], best_count = j - i;
+    i = j;
   }
-  if (same_day_of_month) {
+  return best;
+}
+
+// Calendar months over the segments: every row on the same day of month and time of day
+// as `first` (or, with month_end, on the last day of its month); the month steps of
+// consecutive rows within a segment into `steps`. False if a row is off that pattern.
+bool month_steps(const std::vector<int64_t>& ts, const std::vector<SeriesSegment>& segs,
+                 const MonthParts& first, bool month_end, std::vector<int64_t>& steps) {
+  steps.clear();
+  for (const SeriesSegment& g : segs) {
+    int64_t prev = 0;
+    for (size_t i = g.begin; i < g.end; ++i) {
+      const MonthParts p = month_parts(ts[i]);
+      const bool on_day =
+          month_end ? month_parts(ts[i] - p.time_of_day + kDay).day == 1 : p.day == first.day;
+      if (!on_day || p.time_of_day != first.time_of_day) return false;
+      if (i > g.begin) steps.push_back(p.month_index - prev);
+      prev = p.month_index;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Frequency infer_frequency(const std::vector<int64_t>& ts) {
+  return infer_frequency(ts, {SeriesSegment{"", 0, ts.size()}});
+}
+
+Frequency infer_frequency(const std::vector<int64_t>& ts, const std::vector<SeriesSegment>& segs) {
+  Frequency f;
+  bool all_midnight = true, weekdays_only = true, skips_weekend = false;
+  std::vector<int64_t> diffs;  // steps within a segment: a boundary is not a step
+  diffs.reserve(ts.size());
+  for (const SeriesSegment& g : segs) {
+    for (size_t i = g.begin; i < g.end; ++i) {
+      const int64_t tod = ts[i] - floor_div(ts[i], kDay) * kDay;
+      if (tod != 0) all_midnight = false;
+      if (weekday(ts[i]) >= 5) weekdays_only = false;
+      if (i == g.begin) continue;
+      if (weekday(ts[i - 1]) == 4 && ts[i] - ts[i - 1] == 3 * kDay) skips_weekend = true;
+      diffs.push_back(ts[i] - ts[i - 1]);
+    }
+  }
+  if (diffs.empty()) return f;  // no series has two rows
+  const auto first_row =
+      std::find_if(segs.begin(), segs.end(), [](const SeriesSegment& g) { return g.rows() > 0; });
+  const MonthParts first = month_parts(ts[first_row->begin]);
+  std::vector<int64_t> month_diffs;
+  month_diffs.reserve(diffs.size());
+  // Calendar months: every row on the same day of month and time of day.
+  if (first.day <= 28 && month_steps(ts, segs, first, false, month_diffs)) {
     const int64_t step = mode_of(month_diffs);
     if (step > 0) return {Frequency::Unit::kMonths, step};
   }
   // Month ends: every row on the last day of its month, at the same time of day.
-  bool last_day_of_month = true;
-  for (size_t i = 0; i < n && last_day_of_month; ++i) {
-    const MonthParts p = month_parts(ts[i]);
-    const int64_t next_day = ts[i] - p.time_of_day + kDay;
-    last_day_of_month = month_parts(next_day).day == 1 && p.time_of_day == first.time_of_day;
-    if (i > 0) month_diffs[i - 1] = p.month_index - month_parts(ts[i - 1]).month_index;
-  }
-  if (last_day_of_month) {
+  if (month_steps(ts, segs, first, true, month_diffs)) {
     const int64_t step = mode_of(month_diffs);
     if (step > 0) return {Frequency::Unit::kMonths, step, true};
   }
@@ -242,10 +266,10 @@ Frequency infer_frequency(const std::vector<int64_t>& ts) {
   return {Frequency::Unit::kSeconds, step};
 }
 
-std::vector<Gap> find_gaps(const std::vector<int64_t>& ts, const Frequency& freq) {
-  std::vector<Gap> gaps;
-  if (!freq.known()) return gaps;
-  for (size_t i = 1; i < ts.size(); ++i) {
+void detail::append_gaps(const std::vector<int64_t>& ts, size_t begin, size_t end,
+                         const Frequency& freq, std::vector<Gap>& gaps) {
+  if (!freq.known()) return;
+  for (size_t i = begin + 1; i < end; ++i) {
     const std::optional<int64_t> q = freq.periods_between(ts[i - 1], ts[i]);
     if (q && *q == 1) continue;
     Gap g;
@@ -255,6 +279,11 @@ std::vector<Gap> find_gaps(const std::vector<int64_t>& ts, const Frequency& freq
     g.missing_periods = (q && *q > 1) ? *q - 1 : -1;
     gaps.push_back(g);
   }
+}
+
+std::vector<Gap> find_gaps(const std::vector<int64_t>& ts, const Frequency& freq) {
+  std::vector<Gap> gaps;
+  detail::append_gaps(ts, 0, ts.size(), freq, gaps);
   return gaps;
 }
 

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +59,9 @@ inline std::string join(const std::vector<std::string>& names, size_t limit = 30
 // The time axis of load_series (series_time.cpp): which columns hold time, reading
 // one timestamp column or composite year/month/day/hour columns into s, and the
 // strictly-increasing check. Errors are InputErrors naming line and column.
-std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt);
+// `id_col` (a panel's id column) is never taken for the time by the first-column rule.
+std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt,
+                                         size_t id_col = std::numeric_limits<size_t>::max());
 void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s);
 void read_composite_time(const CsvTable& table, const std::vector<size_t>& cols, TimeSeries& s);
 void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& s);
@@ -65,6 +69,24 @@ void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& 
 // Fills the unobserved entries of v (obs[i] == 0) in place: ffill, or linear
 // interpolation between observed neighbours; leading gaps take the first observed
 // value, trailing gaps the last. v must have at least one observed entry.
-void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, MissingPolicy policy);
+void fill_missing(std::span<float> v, std::span<const uint8_t> obs, MissingPolicy policy);
+
+// Gaps of ts[begin, end) relative to freq, appended to `gaps` (rows stay global).
+void append_gaps(const std::vector<int64_t>& ts, size_t begin, size_t end, const Frequency& freq,
+                 std::vector<Gap>& gaps);
+
+// Long format (series_panel.cpp). s.timestamps holds one time per table row, in file order.
+// Groups the rows by the id column (series in order of first appearance), sorts each
+// series by time (stable) and sets s.segments, s.table_rows, s.id_column and s.timestamps
+// in series order. An empty id or a time twice in one series is an InputError.
+void group_series(const CsvTable& table, size_t id_col, size_t time_col, TimeSeries& s);
+// One value column read in file order: reorders it into series order (s.table_rows) and,
+// when some cells are missing, fills each series on its own (InputError for a series
+// without any value in the column).
+void panel_column(const CsvTable& table, size_t col, const TimeSeries& s, MissingPolicy policy,
+                  bool has_missing, std::vector<float>& values, std::vector<uint8_t>& observed);
+// The gaps of every series (rows global) into s.gaps; InputError for a series of 3 rows or
+// more whose steps are mostly not one period of s.frequency.
+void panel_gaps(const CsvTable& table, size_t time_col, TimeSeries& s);
 
 }  // namespace attnfc::data::detail

@@ -9,7 +9,7 @@ namespace attnfc::data {
 
 namespace detail {
 
-void fill_missing(std::vector<float>& v, const std::vector<uint8_t>& obs, MissingPolicy policy) {
+void fill_missing(std::span<float> v, std::span<const uint8_t> obs, MissingPolicy policy) {
   const size_t n = v.size();
   size_t first = 0;
   while (first < n && !obs[first]) ++first;

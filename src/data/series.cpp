@@ -22,8 +22,10 @@ using detail::resolve_time_columns;
 
 namespace {
 
+constexpr size_t kNoColumn = std::numeric_limits<size_t>::max();
+
 std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOptions& opt,
-                                            const std::vector<size_t>& time_cols) {
+                                            const std::vector<size_t>& time_cols, size_t id_col) {
   std::vector<size_t> cols;
   const auto is_time = [&](size_t c) {
     return std::find(time_cols.begin(), time_cols.end(), c) != time_cols.end();
@@ -36,6 +38,11 @@ std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOpti
                                 "column '" + quote_token(name) +
                                     "' is the time column; expected it not to be a value column"));
       }
+      if (c == id_col) {
+        throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
+                                "column '" + quote_token(name) +
+                                    "' is the id column; expected it not to be a value column"));
+      }
       if (std::find(cols.begin(), cols.end(), c) != cols.end()) {
         throw InputError(locate(table.source(), 1, static_cast<long>(c + 1),
                                 "column '" + quote_token(name) +
@@ -47,7 +54,7 @@ std::vector<size_t> candidate_value_columns(const CsvTable& table, const CsvOpti
     return cols;
   }
   for (size_t c = 0; c < table.num_columns(); ++c) {
-    if (!is_time(c)) cols.push_back(c);
+    if (!is_time(c) && c != id_col) cols.push_back(c);
   }
   return cols;
 }
@@ -96,9 +103,17 @@ struct ColumnState {
           "; first at " + where + "); choose a missing-value policy: ffill, interpolate or mask"));
 }
 
-// The time axis into s.timestamps (and its column names); returns the time columns.
-std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt, TimeSeries& s) {
-  std::vector<size_t> time_cols = resolve_time_columns(table, opt);
+// The time axis into s.timestamps (and its column names); returns the time columns. A
+// panel (id_col given) is grouped into its series and each sorted by time.
+std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt, size_t id_col,
+                                   TimeSeries& s) {
+  std::vector<size_t> time_cols = resolve_time_columns(table, opt, id_col);
+  if (std::find(time_cols.begin(), time_cols.end(), id_col) != time_cols.end()) {
+    throw InputError(locate(table.source(), 1, static_cast<long>(id_col + 1),
+                            "column '" + quote_token(opt.id_column) +
+                                "' is both the id column and the time column; expected two "
+                                "different columns"));
+  }
   if (time_cols.size() == 1 && lower(table.header()[time_cols[0]]) == "year") {
     read_composite_time(table, time_cols, s);  // a lone "year" column holds years, not seconds
   } else if (time_cols.size() == 1) {
@@ -107,7 +122,11 @@ std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt,
     read_composite_time(table, time_cols, s);
   }
   for (size_t c : time_cols) s.time_columns.push_back(table.header()[c]);
-  check_increasing(table, time_cols.back(), s);
+  if (id_col == kNoColumn) {
+    check_increasing(table, time_cols.back(), s);
+  } else {
+    detail::group_series(table, id_col, time_cols.back(), s);
+  }
   return time_cols;
 }
 
@@ -157,8 +176,8 @@ void parse_value_cells(const CsvTable& table, bool explicit_columns,
 // Keeps the value columns: without an explicit choice, text columns and a running row
 // number are dropped. InputError when none is left.
 void select_value_columns(const CsvTable& table, const CsvOptions& opt,
-                          const std::vector<size_t>& time_cols, bool explicit_columns,
-                          std::vector<ColumnState>& cols) {
+                          const std::vector<size_t>& time_cols, size_t id_col,
+                          bool explicit_columns, std::vector<ColumnState>& cols) {
   const size_t n = table.num_rows();
   // Left to choose, a running row number named like an index (pollution's
   // "No", a saved pandas index) is not a series: skip it like a text column.
@@ -183,7 +202,7 @@ void select_value_columns(const CsvTable& table, const CsvOptions& opt,
   if (cols.empty()) {
     // Name a text column that may have been meant as numbers (e.g. decimal commas).
     std::string hint;
-    for (size_t c : candidate_value_columns(table, opt, time_cols)) {
+    for (size_t c : candidate_value_columns(table, opt, time_cols, id_col)) {
       for (size_t r = 0; r < n && hint.empty(); ++r) {
         const std::string_view cell = table.cell(r, c);
         if (!is_missing_token(cell)) {
@@ -208,8 +227,10 @@ void select_value_columns(const CsvTable& table, const CsvOptions& opt,
                                     "; expected every value column to have its own name"));
 }
 
-// Applies the missing-value policy (InputError under "error").
-void handle_missing(const CsvTable& table, const CsvOptions& opt, std::vector<ColumnState>& cols) {
+// Applies the missing-value policy (InputError under "error"); a panel's columns are put in
+// series order first and filled series by series.
+void handle_missing(const CsvTable& table, const CsvOptions& opt, const TimeSeries& s,
+                    std::vector<ColumnState>& cols) {
   size_t total_missing = 0;
   for (const ColumnState& st : cols) {
     if (!st.seen_number) {
@@ -219,8 +240,14 @@ void handle_missing(const CsvTable& table, const CsvOptions& opt, std::vector<Co
     }
     total_missing += st.missing;
   }
-  if (total_missing > 0) {
-    if (opt.missing == MissingPolicy::kError) throw_missing_error(table, cols, total_missing);
+  if (total_missing > 0 && opt.missing == MissingPolicy::kError) {
+    throw_missing_error(table, cols, total_missing);
+  }
+  if (!s.segments.empty()) {
+    for (ColumnState& st : cols) {
+      detail::panel_column(table, st.col, s, opt.missing, st.missing > 0, st.values, st.observed);
+    }
+  } else if (total_missing > 0) {
     for (ColumnState& st : cols) {
       if (st.missing) fill_missing(st.values, st.observed, opt.missing);
     }
@@ -243,6 +270,10 @@ void assemble_values(const CsvTable& table, const std::vector<ColumnState>& cols
   }
 }
 
+std::string series_id(const TimeSeries& s, size_t row) {
+  return s.segments[s.segment_index(row)].id;
+}
+
 // The frequency (given or inferred) and the gaps it implies; InputError for gaps when the
 // series must be regular.
 void frequency_and_gaps(const CsvTable& table, const CsvOptions& opt,
@@ -255,9 +286,14 @@ void frequency_and_gaps(const CsvTable& table, const CsvOptions& opt,
     }
     s.frequency_inferred = false;
   } else {
-    s.frequency = infer_frequency(s.timestamps);
+    s.frequency = s.segments.empty() ? infer_frequency(s.timestamps)
+                                     : infer_frequency(s.timestamps, s.segments);
   }
-  s.gaps = find_gaps(s.timestamps, s.frequency);
+  if (s.segments.empty()) {
+    s.gaps = find_gaps(s.timestamps, s.frequency);
+  } else {
+    detail::panel_gaps(table, time_cols.back(), s);
+  }
   for (const Gap& g : s.gaps) {
     if (g.missing_periods < 0) {
       ++s.off_grid_steps;
@@ -269,13 +305,15 @@ void frequency_and_gaps(const CsvTable& table, const CsvOptions& opt,
     std::string first;
     for (size_t i = 0; i < s.gaps.size() && i < 3; ++i) {
       const Gap& g = s.gaps[i];
-      first += std::string(i ? "; " : "") + "line " + std::to_string(table.line_of(g.row)) + ": " +
-               s.format_time(g.before) + " -> " + s.format_time(g.after) +
+      first += std::string(i ? "; " : "") + "line " +
+               std::to_string(table.line_of(s.table_row(g.row))) +
+               (s.segments.empty() ? "" : " (series '" + quote_token(series_id(s, g.row)) + "')") +
+               ": " + s.format_time(g.before) + " -> " + s.format_time(g.after) +
                (g.missing_periods < 0 ? " (off the grid)"
                                       : " (" + std::to_string(g.missing_periods) + " missing)");
     }
     throw InputError(table.locate_cell(
-        s.gaps[0].row, time_cols.back(),
+        s.table_row(s.gaps[0].row), time_cols.back(),
         "found " + std::to_string(s.gaps.size()) + " gap(s) at frequency " + s.frequency.name() +
             " (first: " + first + "), expected a regular series (regular: true)"));
   }
@@ -292,10 +330,12 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
   s.source = table.source();
   s.missing_policy = opt.missing;
   const size_t n = table.num_rows();
-  const std::vector<size_t> time_cols = read_time_axis(table, opt, s);
+  // The id column by name, with the "no column named" error listing the header.
+  const size_t id_col = opt.id_column.empty() ? kNoColumn : table.column_index(opt.id_column);
+  const std::vector<size_t> time_cols = read_time_axis(table, opt, id_col, s);
   const bool explicit_columns = !opt.value_columns.empty();
   std::vector<ColumnState> cols;
-  for (size_t c : candidate_value_columns(table, opt, time_cols)) {
+  for (size_t c : candidate_value_columns(table, opt, time_cols, id_col)) {
     ColumnState st;
     st.col = c;
     st.values.resize(n);
@@ -303,64 +343,11 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
     cols.push_back(std::move(st));
   }
   parse_value_cells(table, explicit_columns, cols);
-  select_value_columns(table, opt, time_cols, explicit_columns, cols);
-  handle_missing(table, opt, cols);
+  select_value_columns(table, opt, time_cols, id_col, explicit_columns, cols);
+  handle_missing(table, opt, s, cols);
   assemble_values(table, cols, s);
   frequency_and_gaps(table, opt, time_cols, s);
   return s;
-}
-
-size_t TimeSeries::total_missing() const {
-  size_t t = 0;
-  for (size_t m : missing_per_channel) t += m;
-  return t;
-}
-
-std::vector<SeriesSegment> TimeSeries::series_segments() const {
-  if (!segments.empty()) return segments;
-  return {SeriesSegment{"", 0, rows()}};
-}
-
-size_t TimeSeries::channel_index(std::string_view name) const {
-  for (size_t i = 0; i < channels.size(); ++i) {
-    if (channels[i] == name) return i;
-  }
-  throw InputError(
-      locate(source, 0, 0,
-             "no channel named '" + quote_token(name) + "'; expected one of: " + join(channels)));
-}
-
-std::vector<int64_t> TimeSeries::future_timestamps(size_t n) const {
-  if (!frequency.known() || timestamps.empty()) {
-    throw InputError(locate(source, 0, 0,
-                            "cannot step the time axis forward: the frequency is unknown; "
-                            "expected at least two rows or a given frequency"));
-  }
-  std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    out[i] = frequency.advance(timestamps.back(), static_cast<int64_t>(i + 1));
-  }
-  return out;
-}
-
-std::string TimeSeries::describe() const {
-  std::string d = std::to_string(rows()) + " rows x " + std::to_string(num_channels()) +
-                  (num_channels() == 1 ? " channel" : " channels");
-  if (!timestamps.empty()) {
-    d += ", " + format_time(timestamps.front()) + " .. " + format_time(timestamps.back());
-  }
-  d += ", " + frequency.name();
-  if (gaps.empty()) {
-    d += ", no gaps";
-  } else {
-    d += ", " + std::to_string(gaps.size()) + " gaps (" + std::to_string(total_missing_periods) +
-         " missing periods" +
-         (off_grid_steps ? ", " + std::to_string(off_grid_steps) + " off-grid steps" : "") + ")";
-  }
-  const size_t miss = total_missing();
-  if (miss)
-    d += ", " + std::to_string(miss) + " missing values (" + enum_name(missing_policy) + ")";
-  return d;
 }
 
 }  // namespace attnfc::data

@@ -32,7 +32,8 @@ int precision_rank(TimeFormat f) {
 }
 }  // namespace
 
-std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt) {
+std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt,
+                                         size_t id_col) {
   if (!opt.time_column.empty() && !opt.time_columns.empty()) {
     throw InputError(locate(table.source(), 0, 0,
                             "both a time column and composite time columns were given; "
@@ -69,7 +70,9 @@ std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions
       if (lower(detail::trim_blanks(header[c])) == want) return {c};
     }
   }
-  if (parse_timestamp(table.cell(0, 0))) return {0};
+  // A panel's integer ids in the first column would read as Unix seconds: try the next one.
+  const size_t first = id_col == 0 && header.size() > 1 ? 1 : 0;
+  if (first != id_col && parse_timestamp(table.cell(0, first))) return {first};
   throw InputError(locate(table.source(), 1, 0,
                           "found no time column among: " + join(header) +
                               "; expected a column named date/time/timestamp/month, "

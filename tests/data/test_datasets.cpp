@@ -2,7 +2,11 @@
 // gaps and missing values.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "attnfc/base/error.hpp"
@@ -181,4 +185,35 @@ TEST_CASE("brent-daily: business days, holidays reported as gaps") {
   CHECK_THROWS_WITH(load_series(regular),
                     doctest::Contains("found 231 gap(s) at frequency B (first: line 20: "
                                       "1987-06-12 -> 1987-06-16 (1 missing)"));
+}
+
+TEST_CASE("M4 Hourly train, converted by scripts/m4-to-long.sh: 414 series of 700 or 960 hours") {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("attnfc_m4_" + std::to_string(::getpid())))
+          .string();
+  const std::string cmd = "sh '" ATTNFC_SOURCE_DIR "/scripts/m4-to-long.sh' '" +
+                          dataset("m4/Hourly-train.csv") + "' > '" + out + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CsvOptions opt;
+  opt.path = out;
+  opt.id_column = "id";
+  const TimeSeries s = load_series(opt);
+  std::filesystem::remove(out);
+  REQUIRE(s.num_series() == 414);
+  CHECK(s.rows() == 169 * 700 + 245 * 960);
+  CHECK(s.frequency.name() == "1h");
+  CHECK(s.gaps.empty());
+  CHECK(s.channels == std::vector<std::string>{"value"});
+  size_t n700 = 0, n960 = 0;
+  for (const SeriesSegment& g : s.segments) {
+    n700 += g.rows() == 700;
+    n960 += g.rows() == 960;
+  }
+  CHECK(n700 == 169);
+  CHECK(n960 == 245);
+  CHECK(s.segments.front().id == "H1");
+  CHECK(s.segments.back().id == "H414");
+  CHECK(s.value(0, 0) == 605.0f);
+  CHECK(s.format_time(s.timestamps[0]) == "1970-01-01 00:00:00");
+  CHECK(s.describe().rfind("414 series, 353,500 rows x 1 channel, 1970-01-01 00:00:00", 0) == 0);
 }

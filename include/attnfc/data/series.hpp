@@ -89,6 +89,9 @@ struct TimeSeries {
   // through series_segments().
   std::string id_column;
   std::vector<SeriesSegment> segments;
+  // A panel's rows are regrouped by series: table_rows[row] is the CsvTable data row it was
+  // read from (for messages naming a line). Empty = row r came from data row r.
+  std::vector<size_t> table_rows;
 
   size_t rows() const { return timestamps.size(); }
   size_t num_channels() const { return channels.size(); }
@@ -100,6 +103,9 @@ struct TimeSeries {
   // The segments, or one segment {"", 0, rows()} when `segments` is empty.
   std::vector<SeriesSegment> series_segments() const;
   size_t num_series() const { return segments.empty() ? 1 : segments.size(); }
+  // Index into series_segments() of the series that holds `row`.
+  size_t segment_index(size_t row) const;
+  size_t table_row(size_t row) const { return table_rows.empty() ? row : table_rows[row]; }
   // Index of a channel by name; InputError listing the channels if absent.
   size_t channel_index(std::string_view name) const;
   // The n timestamps after the last row, stepped by `frequency`
@@ -107,7 +113,8 @@ struct TimeSeries {
   std::vector<int64_t> future_timestamps(size_t n) const;
   std::string format_time(int64_t t) const { return format_timestamp(t, time_style); }
   // One line, e.g. "17420 rows x 7 channels, 2016-07-01 00:00:00 .. 2018-06-26 19:00:00, 1h, no
-  // gaps".
+  // gaps"; a panel of several series starts "414 series, 373,372 rows x 1 channel, " and
+  // shows its earliest .. latest time.
   std::string describe() const;
 };
 
@@ -121,6 +128,10 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& options);
 // on the same day of month at midnight, else the most common step in seconds.
 // Returns an unknown Frequency for fewer than 2 timestamps.
 Frequency infer_frequency(const std::vector<int64_t>& timestamps);
+// The same over a panel: the rules hold for every row, the steps are counted within each
+// segment only (the step from one series to the next is not a step).
+Frequency infer_frequency(const std::vector<int64_t>& timestamps,
+                          const std::vector<SeriesSegment>& segments);
 // Gaps of `timestamps` relative to `freq` (see Gap).
 std::vector<Gap> find_gaps(const std::vector<int64_t>& timestamps, const Frequency& freq);
 
