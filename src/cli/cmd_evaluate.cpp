@@ -4,11 +4,14 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -30,6 +33,24 @@ train::LoadedModel linear_start_beside(const train::LoadedModel& lm) {
   return start;
 }
 
+// One line per part, series, model and unit: the metrics a panel's evaluation gives each
+// series (Scorer::evaluate's per_series).
+std::string per_series_csv(const nlohmann::json& per_series) {
+  std::string out = "part,id,model,unit,mse,mae,rmse,smape,mase,windows\n";
+  for (const auto& [part, list] : per_series.items())
+    for (const auto& entry : list)
+      for (const auto& [model, units] : entry.at("models").items())
+        for (const char* unit : {"scaled", "original"}) {
+          const nlohmann::json& m = units.at(unit);
+          out +=
+              part + "," + csv_cell(entry.at("id").get<std::string>()) + "," + model + "," + unit;
+          for (const char* k : {"mse", "mae", "rmse", "smape", "mase"})
+            out += "," + (m.at(k).is_null() ? std::string() : m.at(k).dump());
+          out += "," + m.at("windows").dump() + "\n";
+        }
+  return out;
+}
+
 }  // namespace
 
 int run_evaluate(const EvaluateOptions& a) {
@@ -39,16 +60,27 @@ int run_evaluate(const EvaluateOptions& a) {
   train::DataConfig d = lm.run.data;
   d.csv.path = a.input;
   const auto L = static_cast<size_t>(lm.context()), H = static_cast<size_t>(lm.horizon());
-  const data::Split split = train::make_split(d, series, L);
-  data::validate_split(split, L, H, a.input);
+  const data::PanelSplit split = train::make_panel_split(d, series, L, H);
+  if (!split.skipped.empty())
+    std::printf("note: %zu of %zu series left out, too short for a window in every part\n",
+                split.skipped.size(), series.num_series());
+  size_t fitted = 0;
+  const data::PanelScaler scalers = lm.scalers_for(series, split, &fitted);
+  if (fitted > 0)
+    std::printf(
+        "note: %zu series the model was not trained on, scaled by their own training rows\n",
+        fitted);
   std::vector<std::string> parts;
   if (a.split == "all")
     parts = {"val", "test"};
   else
     parts = {a.split};
   std::string table;
-  const train::Scorer scorer(series, lm.scaler, split, lm.context(), lm.horizon(), a.batch, parts);
-  nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table);
+  const train::Scorer scorer(series, scalers, split, lm.context(), lm.horizon(), a.batch, parts);
+  const bool panel = series.num_series() > 1;
+  nlohmann::json per_series;
+  nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table, nullptr,
+                                          panel ? &per_series : nullptr);
   result["model"] = a.model;
   result["input"] = a.input;
   if (lm.epoch >= 0) {
@@ -63,6 +95,15 @@ int run_evaluate(const EvaluateOptions& a) {
           ? (std::filesystem::path(a.model).parent_path() / ("evaluation_" + a.split + ".json"))
                 .string()
           : a.json;
+  if (panel) {
+    result["per_series"] = per_series;
+    const std::string csv_path =
+        (std::filesystem::path(json_path).parent_path() /
+         (std::filesystem::path(json_path).stem().string() + "_series.csv"))
+            .string();
+    write_file_atomic(csv_path, per_series_csv(per_series));
+    std::printf("per series -> %s\n", csv_path.c_str());
+  }
   write_file_atomic(json_path, result.dump(2) + "\n");
   std::printf("JSON -> %s\n", json_path.c_str());
   return 0;

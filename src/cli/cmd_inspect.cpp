@@ -115,17 +115,32 @@ void choose_time_columns(const InspectOptions& o, const CsvTable& table, CsvOpti
   }
 }
 
+// A panel's series: how many, and their lengths.
+void print_series(const TimeSeries& s) {
+  if (s.segments.empty()) return;
+  std::vector<size_t> lengths;
+  for (const SeriesSegment& g : s.segments) lengths.push_back(g.rows());
+  std::sort(lengths.begin(), lengths.end());
+  std::printf("series     %zu (id column %s; rows per series: min %zu, median %zu, max %zu)\n",
+              lengths.size(), s.id_column.c_str(), lengths.front(), lengths[lengths.size() / 2],
+              lengths.back());
+}
+
 // The file, its time axis, gaps and missing values.
 void print_overview(const InspectOptions& o, const CsvTable& table, const TimeSeries& s,
                     MissingPolicy policy) {
   std::printf("file       %s\n", o.path.c_str());
   std::printf("rows       %zu\n", s.rows());
+  print_series(s);
   std::string time_cols;
   for (const std::string& t : s.time_columns) time_cols += (time_cols.empty() ? "" : ", ") + t;
+  // A panel's times restart with every series: show the earliest and the latest.
+  const auto [first, last] = s.segments.empty()
+                                 ? std::pair(s.timestamps.begin(), s.timestamps.end() - 1)
+                                 : std::minmax_element(s.timestamps.begin(), s.timestamps.end());
   std::printf("time       %s%s: %s .. %s\n", time_cols.c_str(),
-              s.time_columns.size() > 1 ? " (composite)" : "",
-              s.format_time(s.timestamps.front()).c_str(),
-              s.format_time(s.timestamps.back()).c_str());
+              s.time_columns.size() > 1 ? " (composite)" : "", s.format_time(*first).c_str(),
+              s.format_time(*last).c_str());
   std::printf("frequency  %s (%s)\n", s.frequency.name().c_str(),
               s.frequency_inferred ? "inferred" : "given");
   if (s.gaps.empty()) {
@@ -138,9 +153,11 @@ void print_overview(const InspectOptions& o, const CsvTable& table, const TimeSe
                     : "");
     for (size_t i = 0; i < s.gaps.size() && i < 5; ++i) {
       const Gap& g = s.gaps[i];
-      std::printf("           line %llu: %s -> %s (%s)\n",
-                  static_cast<unsigned long long>(table.line_of(g.row)),
-                  s.format_time(g.before).c_str(), s.format_time(g.after).c_str(),
+      const std::string series =
+          s.segments.empty() ? "" : " (series " + s.segments[s.segment_index(g.row)].id + ")";
+      std::printf("           line %llu%s: %s -> %s (%s)\n",
+                  static_cast<unsigned long long>(table.line_of(s.table_row(g.row))),
+                  series.c_str(), s.format_time(g.before).c_str(), s.format_time(g.after).c_str(),
                   g.missing_periods < 0 ? "off the grid"
                                         : (std::to_string(g.missing_periods) + " missing").c_str());
     }
@@ -170,7 +187,10 @@ void print_columns(const InspectOptions& o, const CsvTable& table, const TimeSer
     const bool is_time =
         std::find(s.time_columns.begin(), s.time_columns.end(), name) != s.time_columns.end();
     const auto ch = std::find(s.channels.begin(), s.channels.end(), name);
-    std::string role = is_time ? "time" : ch != s.channels.end() ? "value" : "-";
+    std::string role = is_time                                       ? "time"
+                       : ch != s.channels.end()                      ? "value"
+                       : name == s.id_column && !s.id_column.empty() ? "id"
+                                                                     : "-";
     std::printf("  %-3zu %s %-8s %-6s ", c + 1, pad(name.empty() ? "(unnamed)" : name, 10).c_str(),
                 enum_name(col.kind), role.c_str());
     std::string miss = std::to_string(col.missing);
@@ -185,6 +205,8 @@ void print_columns(const InspectOptions& o, const CsvTable& table, const TimeSer
       std::printf("%-9s %-9s %-9s %-9s %s\n", num(st.min).c_str(), num(st.max).c_str(),
                   num(st.mean).c_str(), num(st.sd).c_str(),
                   sparkline(s, k, static_cast<size_t>(o.width)).c_str());
+    } else if (role == "id") {
+      std::printf("series id\n");
     } else if (col.kind == ColumnKind::kText) {
       std::printf("e.g. '%s' (line %llu)\n", col.first_text.c_str(),
                   static_cast<unsigned long long>(table.line_of(col.first_text_row)));
@@ -202,6 +224,7 @@ int run_inspect(const InspectOptions& o) {
   opt.delimiter = parse_delimiter(o.delimiter);
   opt.value_columns = o.columns;
   opt.frequency = o.frequency;
+  opt.id_column = o.id_column;
   const MissingPolicy policy = parse_missing_policy(o.missing);
   // Inspect reports missing values instead of refusing them; the note below
   // says what the chosen policy will do in train/predict.

@@ -140,7 +140,8 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
   pw.L = L, pw.H = H, pw.C = C;
   train::DataConfig d = lm.run.data;
   d.csv.path = a.input;
-  const data::Split split = train::make_split(d, series, static_cast<size_t>(L));
+  const data::Split split =
+      train::make_split(d, series, static_cast<size_t>(L), static_cast<size_t>(H));
   data::validate_split(split, L, H, a.input);
   const data::RowRange part = a.split == "val" ? split.val_targets() : split.test_targets();
   const long windows = pw.windows = static_cast<long>(part.size()) - H + 1;

@@ -7,10 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "attnfc/base/error.hpp"
+#include "attnfc/data/panel.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "predict_checks.hpp"
 #include "predict_output.hpp"
 
@@ -52,28 +56,26 @@ void check_times(const std::vector<int64_t>& stamps, const data::TimeSeries& ser
   }
 }
 
-// One input's forecast: its history checked (warnings, or --strict), its last L rows
-// forecast H steps ahead and formatted.
-InputForecast forecast_input(const train::LoadedModel& lm, const std::string& input,
-                             const PredictOptions& a) {
-  data::TimeSeries series = lm.read_series(input);
-  report_history(check_history(lm, series), input, a.strict);
+// Gives a series whose frequency could not be inferred (too few rows) the model's.
+void ensure_frequency(data::TimeSeries& series, const train::LoadedModel& lm,
+                      const std::string& input) {
+  if (series.frequency.known()) return;
+  if (lm.frequency == "unknown" || lm.frequency.empty())
+    throw InputError(input +
+                     ": cannot tell the time step of the series, so the forecast "
+                     "has no timestamps; give data.frequency in the training config");
+  series.frequency = data::Frequency::parse(lm.frequency);
+}
+
+// The forecast [H, C] in original units of one series from its last L rows (front-padded
+// with unobserved steps when it is shorter), scaled by `scaler`; filled values are
+// unobserved, as in training.
+std::vector<float> forecast_series(const train::LoadedModel& lm, const data::TimeSeries& series,
+                                   const data::Scaler& scaler, int H) {
   const int C = static_cast<int>(series.num_channels());
   const int L = lm.context();
-  const int H = a.horizon > 0 ? a.horizon : lm.horizon();
-  if (!series.frequency.known()) {
-    // Too few rows to infer it: continue at the frequency the model was trained on.
-    if (lm.frequency == "unknown" || lm.frequency.empty())
-      throw InputError(input +
-                       ": cannot tell the time step of the series, so the forecast "
-                       "has no timestamps; give data.frequency in the training config");
-    series.frequency = data::Frequency::parse(lm.frequency);
-  }
-
-  // The last L rows as one sample (front-padded with unobserved steps when the file is
-  // shorter), scaled; filled values are unobserved, as in training.
-  data::TimeSeries scaled = series;
-  lm.scaler.apply(scaled);
+  std::vector<float> scaled = series.values;
+  scaler.transform(scaled.data(), series.rows());
   const auto rows = static_cast<int64_t>(series.rows());
   SampleBuffers sample(1, L, 0, C);
   const int64_t take = std::min<int64_t>(L, rows);
@@ -81,28 +83,109 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
     for (int c = 0; c < C; ++c) {
       const size_t src = static_cast<size_t>(rows - take + t) * C + c;
       const size_t dst = static_cast<size_t>(L - take + t) * C + c;
-      sample.context_values[dst] = scaled.values[src];
-      sample.context_observed[dst] = scaled.observed[src];
+      sample.context_values[dst] = scaled[src];
+      sample.context_observed[dst] = series.observed[src];
     }
   std::vector<float> forecast(static_cast<size_t>(H) * C);
   train::model_forecaster(lm.members(), C, H)(sample.view(1), forecast.data());
-  lm.scaler.inverse_transform(forecast.data(), H);
-  check_finite(forecast, series, H, input, a.model);
+  scaler.inverse_transform(forecast.data(), H);
+  return forecast;
+}
 
+// Appends the H forecast rows of one series, each led by `lead` ("" or "<id>,").
+void append_rows(InputForecast& out, const data::TimeSeries& series,
+                 const std::vector<float>& forecast, const std::string& input,
+                 const std::string& lead) {
+  const int C = static_cast<int>(series.num_channels());
+  const int H = static_cast<int>(forecast.size()) / C;
   const std::vector<int64_t> stamps = series.future_timestamps(H);
   check_times(stamps, series, input);
-  InputForecast out{
-      input, series.time_columns.size() == 1 ? series.time_columns[0] : "date", "", {}, C};
-  for (const auto& c : series.channels) out.columns += "," + c;
   char buf[64];
   for (int h = 0; h < H; ++h) {
-    std::string row = series.format_time(stamps[h]);
+    std::string row = lead + series.format_time(stamps[h]);
     for (int c = 0; c < C; ++c) {
       std::snprintf(buf, sizeof buf, ",%.7g", forecast[static_cast<size_t>(h) * C + c]);
       row += buf;
     }
     out.rows.push_back(std::move(row));
   }
+}
+
+InputForecast empty_forecast(const data::TimeSeries& series, const std::string& input) {
+  InputForecast out{input,
+                    series.time_columns.size() == 1 ? series.time_columns[0] : "date",
+                    "",
+                    {},
+                    static_cast<int>(series.num_channels())};
+  for (const auto& c : series.channels) out.columns += "," + c;
+  return out;
+}
+
+// The segments --id names (all when it is empty), in the file's order; an unknown id is
+// an InputError.
+std::vector<size_t> chosen_series(const std::vector<data::SeriesSegment>& segments,
+                                  const std::string& ids, const std::string& input) {
+  std::vector<size_t> out;
+  if (ids.empty()) {
+    for (size_t k = 0; k < segments.size(); ++k) out.push_back(k);
+    return out;
+  }
+  for (size_t begin = 0; begin <= ids.size();) {
+    const size_t comma = std::min(ids.find(',', begin), ids.size());
+    const std::string id = ids.substr(begin, comma - begin);
+    size_t k = 0;
+    while (k < segments.size() && segments[k].id != id) ++k;
+    if (k == segments.size())
+      throw InputError("--id: found '" + id + "', expected a series of " + input + " (" +
+                       std::to_string(segments.size()) + " series, the first '" +
+                       segments.front().id + "')");
+    out.push_back(k);
+    begin = comma + 1;
+  }
+  return out;
+}
+
+// A panel: every series chosen, forecast from its own history and scaled by the scaler
+// training fit on it (a series the model has not seen: by its own history), written as one
+// long CSV "<id column>,<time>,<columns>".
+InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& panel,
+                             const std::string& input, const PredictOptions& a) {
+  const int H = a.horizon > 0 ? a.horizon : lm.horizon();
+  ensure_frequency(panel, lm, input);
+  InputForecast out = empty_forecast(panel, input);
+  out.time_name = panel.id_column + "," + out.time_name;
+  const std::vector<data::SeriesSegment> segments = panel.series_segments();
+  size_t unseen = 0;
+  for (const size_t k : chosen_series(segments, a.ids, input)) {
+    const data::TimeSeries series = data::series_of(panel, k);
+    const std::string label = input + ": series '" + segments[k].id + "'";
+    report_history(check_history(lm, series), label, a.strict);
+    const data::Scaler* stored = lm.series_scalers.find(segments[k].id);
+    const data::Scaler own = stored ? *stored : data::Scaler::fit(series, {0, series.rows()});
+    unseen += stored ? 0 : 1;
+    const std::vector<float> forecast = forecast_series(lm, series, own, H);
+    check_finite(forecast, series, H, label, a.model);
+    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",");
+  }
+  if (unseen > 0)
+    spdlog::warn("{}: {} series the model was not trained on, each scaled by its own history",
+                 input, unseen);
+  return out;
+}
+
+// One input's forecast: its history checked (warnings, or --strict), its last L rows
+// forecast H steps ahead and formatted.
+InputForecast forecast_input(const train::LoadedModel& lm, const std::string& input,
+                             const PredictOptions& a) {
+  data::TimeSeries series = lm.read_series(input);
+  if (!series.id_column.empty()) return forecast_panel(lm, series, input, a);
+  report_history(check_history(lm, series), input, a.strict);
+  const int H = a.horizon > 0 ? a.horizon : lm.horizon();
+  ensure_frequency(series, lm, input);
+  const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H);
+  check_finite(forecast, series, H, input, a.model);
+  InputForecast out = empty_forecast(series, input);
+  append_rows(out, series, forecast, input, "");
   return out;
 }
 

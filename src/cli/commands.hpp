@@ -27,6 +27,7 @@ void register_train(CLI::App& app);
 void register_predict(CLI::App& app);
 void register_evaluate(CLI::App& app);
 void register_plot(CLI::App& app);
+void register_score(CLI::App& app);
 // Further subcommands add an options struct and run_<name> below, a register_<name>
 // in flags.cpp, a declaration here and one line in main.cpp.
 
@@ -55,7 +56,8 @@ struct InspectOptions {
   std::string delimiter = ",";
   std::string missing = "error";
   std::string frequency;
-  int width = 48;  // sparkline characters
+  std::string id_column;  // a long file's series id column ("" = a wide file)
+  int width = 48;         // sparkline characters
 };
 int run_inspect(const InspectOptions& o);
 
@@ -74,6 +76,7 @@ struct PredictOptions {
   std::vector<std::string> inputs;  // --input, repeatable; one forecast each
   int horizon = 0;
   bool strict = false;  // a short history, another frequency, missing last rows: exit 2
+  std::string ids;      // --id A,B: a panel's series to forecast ("" = all)
 };
 int run_predict(const PredictOptions& a);
 
@@ -91,5 +94,16 @@ struct PlotOptions {
   int max_channels = 6;
 };
 int run_plot(const PlotOptions& a);
+
+// `attnfc score` (cmd_score.cpp): a long-format forecast file scored as M4 scores it
+// (sMAPE, MASE, OWA), beside the M4 benchmarks computed from the history file.
+struct ScoreOptions {
+  std::string forecast, actual, history;
+  std::string id_column = "id";
+  std::string value_column;  // empty: the first column that is neither id nor time
+  int season = 24;
+  std::string out, per_series;
+};
+int run_score(const ScoreOptions& o);
 
 }  // namespace attnfc::cli

@@ -86,6 +86,8 @@ void register_inspect(CLI::App& app) {
                   "missing-value policy to preview: error|ffill|interpolate|mask (default error)");
   sub->add_option("--frequency", o->frequency,
                   "frequency such as 1h, 1d, B, 1mo (default: inferred)");
+  sub->add_option("--id-column", o->id_column,
+                  "a long file's series id column: rows grouped into one series per id");
   sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
       ->check(CLI::Range(1, 1000));
   on_selected(sub, [o] { return run_inspect(*o); });
@@ -142,6 +144,8 @@ void register_predict(CLI::App& app) {
                   "Forecast CSV, DIR/ or a path with {name} (default: standard output)");
   sub->add_flag("--strict", a->strict,
                 "Refuse (exit 2) a short history, another frequency or missing last rows");
+  sub->add_option("--id", a->ids,
+                  "A panel's series to forecast, comma-separated ids (default: every series)");
   on_selected(sub, [a] { return run_predict(*a); });
 }
 
@@ -192,6 +196,36 @@ void register_plot(CLI::App& app) {
   sub->add_option("--log", a->log, "train_log.csv (default: the one beside the model)");
   sub->add_option("--output,-o", a->output, "HTML file (default: plot.html beside the model)");
   on_selected(sub, [a] { return run_plot(*a); });
+}
+
+void register_score(CLI::App& app) {
+  auto o = std::make_shared<ScoreOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "score", "Score a forecast file as the M4 competition does, beside the M4 benchmarks");
+  sub->footer(
+      "Example:\n"
+      "  attnfc score --forecast fc.csv --actual test.csv --history train.csv --id-column id \\\n"
+      "               --season 24 --out metrics.json --per-series per_series.csv\n"
+      "All three files are long format (id,time,value): rows of a series in time order.\n"
+      "sMAPE (0-200) and MASE (scaled by the history's in-sample seasonal-naive error) are\n"
+      "averaged over every (series, step); OWA is relative to Naive2. Naive1, sNaive, Naive2\n"
+      "and Theta are the M4 benchmarks, forecast from each series' history.");
+  sub->add_option("--forecast,-f", o->forecast, "Forecasts to score (long CSV)")->required();
+  sub->add_option("--actual,-a", o->actual, "The actual values over the horizon (long CSV)")
+      ->required();
+  sub->add_option("--history", o->history, "Each series' history before the horizon (long CSV)")
+      ->required();
+  sub->add_option("--id-column", o->id_column, "Column holding the series id")
+      ->capture_default_str();
+  sub->add_option("--value-column", o->value_column,
+                  "Column holding the values (default: the first that is neither the id nor a "
+                  "time column named time, date, ds or timestamp)");
+  sub->add_option("--season", o->season, "Seasonal period m (24 for hourly data)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--out", o->out, "Write the scores as JSON here");
+  sub->add_option("--per-series", o->per_series, "Write per-series sMAPE and MASE as CSV here");
+  on_selected(sub, [o] { return run_score(*o); });
 }
 
 }  // namespace attnfc::cli

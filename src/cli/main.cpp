@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   cli::register_predict(app);
   cli::register_evaluate(app);
   cli::register_plot(app);
+  cli::register_score(app);
 
   try {
     kernels::select_isa_from_environment();

@@ -21,5 +21,8 @@ void finish_stdout();
 // (flag, path) pairs, compared by std::filesystem::equivalent / weakly_canonical.
 void refuse_output_over_inputs(const std::string& output_flag, const std::string& output,
                                const std::vector<std::pair<std::string, std::string>>& inputs);
+// A text (a series id) as one CSV cell: quoted, with "" for each quote, when it holds a
+// comma, a quote or a line break; as it is otherwise.
+std::string csv_cell(const std::string& text);
 
 }  // namespace attnfc::cli

@@ -70,6 +70,24 @@ Split split_by_dates(const TimeSeries& series, int64_t val_start, int64_t test_s
   return make_split(ts.size(), t1, t2, ts.size(), context, series.source + ": split by dates");
 }
 
+Split split_last_horizons(size_t n_rows, size_t horizon, size_t context) {
+  const size_t held_out = 2 * horizon;
+  if (n_rows < held_out + context)
+    throw InputError("split \"last_horizon\": needs " + std::to_string(held_out + context) +
+                     " rows (context " + std::to_string(context) + " + 2 x horizon " +
+                     std::to_string(horizon) + "), found " + std::to_string(n_rows));
+  return make_split(n_rows, n_rows - held_out, n_rows - horizon, n_rows, context,
+                    "split \"last_horizon\"");
+}
+
+Split shifted(Split split, size_t first_row) {
+  for (RowRange* r : {&split.train, &split.val, &split.test}) {
+    r->begin += first_row;
+    r->end += first_row;
+  }
+  return split;
+}
+
 Split standard_split(std::string_view name, size_t n_rows, size_t context) {
   std::string key(name);
   if (const size_t slash = key.find_last_of('/'); slash != std::string::npos) {

@@ -1,6 +1,7 @@
 // Stride-1 windows over one split part, filled into caller buffers.
 #include "attnfc/data/window.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -24,22 +25,35 @@ uint64_t bounded(uint64_t seed, uint64_t& counter, uint64_t bound) {
 
 WindowSampler::WindowSampler(const TimeSeries& series, RowRange rows, size_t context,
                              size_t horizon, ChannelMode mode)
-    : series_(&series), rows_(rows), context_(context), horizon_(horizon), mode_(mode) {
+    : WindowSampler(series, std::vector<RowRange>{rows}, context, horizon, mode) {}
+
+WindowSampler::WindowSampler(const TimeSeries& series, std::vector<RowRange> parts, size_t context,
+                             size_t horizon, ChannelMode mode)
+    : series_(&series),
+      parts_(std::move(parts)),
+      context_(context),
+      horizon_(horizon),
+      mode_(mode) {
   if (context == 0 || horizon == 0) {
     throw InputError("windows: found context " + std::to_string(context) + " and horizon " +
                      std::to_string(horizon) + "; expected both to be at least 1");
   }
-  if (rows.begin > rows.end || rows.end > series.rows()) {
-    throw InputError(series.source + ": windows over rows [" + std::to_string(rows.begin) + ", " +
-                     std::to_string(rows.end) + "): expected a range inside the " +
-                     std::to_string(series.rows()) + " rows");
-  }
+  for (const RowRange& rows : parts_)
+    if (rows.begin > rows.end || rows.end > series.rows()) {
+      throw InputError(series.source + ": windows over rows [" + std::to_string(rows.begin) + ", " +
+                       std::to_string(rows.end) + "): expected a range inside the " +
+                       std::to_string(series.rows()) + " rows");
+    }
   if (series.num_channels() == 0) {
     throw InputError(series.source +
                      ": windows: the series has no channels; expected at least one");
   }
   width_ = mode == ChannelMode::kMixed ? series.num_channels() : 1;
-  windows_per_channel_ = count_windows(rows, context + horizon);
+  first_window_.reserve(parts_.size());
+  for (const RowRange& rows : parts_) {
+    first_window_.push_back(windows_per_channel_);
+    windows_per_channel_ += count_windows(rows, context + horizon);
+  }
   const size_t per_window = mode == ChannelMode::kMixed ? 1 : series.num_channels();
   order_.resize(windows_per_channel_ * per_window);
   reset_order();
@@ -60,9 +74,14 @@ void WindowSampler::shuffle(uint64_t seed) {
 
 WindowRef WindowSampler::window(size_t position) const {
   const uint64_t id = order_[position];
-  if (mode_ == ChannelMode::kMixed) return {rows_.begin + static_cast<size_t>(id), 0};
-  const size_t nc = series_->num_channels();
-  return {rows_.begin + static_cast<size_t>(id / nc), static_cast<size_t>(id % nc)};
+  const size_t per_window = mode_ == ChannelMode::kMixed ? 1 : series_->num_channels();
+  const auto w = static_cast<size_t>(id / per_window);
+  const auto channel = static_cast<size_t>(id % per_window);
+  // The last range whose first window is at or before w (ranges without windows share
+  // their successor's first window, and upper_bound skips past them).
+  const size_t part = static_cast<size_t>(
+      std::upper_bound(first_window_.begin(), first_window_.end(), w) - first_window_.begin() - 1);
+  return {parts_[part].begin + (w - first_window_[part]), channel, part};
 }
 
 size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {

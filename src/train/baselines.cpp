@@ -108,9 +108,8 @@ struct NormalEquations {
   std::vector<double> xtx, xty;
   int64_t windows = 0;
 };
-NormalEquations normal_equations(const SeriesRef& train, int context, int horizon) {
+NormalEquations normal_equations(const std::vector<SeriesRef>& trains, int context, int horizon) {
   const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
-  const int64_t starts = train.rows - context - horizon + 1;
   std::vector<double> xtx(static_cast<size_t>(n) * n, 0.0),
       xty(static_cast<size_t>(n) * horizon, 0.0);
 
@@ -138,21 +137,23 @@ NormalEquations normal_equations(const SeriesRef& train, int context, int horizo
     }
   };
   int fill = 0;
-  for (int c = 0; c < train.channels; ++c) {
-    for (int64_t s = 0; s < starts; ++s) {
-      bool ok = true;
-      for (int64_t t = s; t < s + context + horizon && ok; ++t) ok = !std::isnan(train.at(t, c));
-      if (!ok) continue;
-      const double last = train.at(s + context - 1, c);
-      double* xr = &xc[static_cast<size_t>(fill) * n];
-      double* yr = &yc[static_cast<size_t>(fill) * horizon];
-      for (int i = 0; i < context; ++i) xr[i] = train.at(s + i, c) - last;
-      xr[context] = 1.0;
-      for (int k = 0; k < horizon; ++k) yr[k] = train.at(s + context + k, c) - last;
-      ++used;
-      if (++fill == kChunk) flush(fill), fill = 0;
+  for (const SeriesRef& train : trains)  // a panel: every series' windows, in series order
+    for (int c = 0; c < train.channels; ++c) {
+      const int64_t starts = train.rows - context - horizon + 1;
+      for (int64_t s = 0; s < starts; ++s) {
+        bool ok = true;
+        for (int64_t t = s; t < s + context + horizon && ok; ++t) ok = !std::isnan(train.at(t, c));
+        if (!ok) continue;
+        const double last = train.at(s + context - 1, c);
+        double* xr = &xc[static_cast<size_t>(fill) * n];
+        double* yr = &yc[static_cast<size_t>(fill) * horizon];
+        for (int i = 0; i < context; ++i) xr[i] = train.at(s + i, c) - last;
+        xr[context] = 1.0;
+        for (int k = 0; k < horizon; ++k) yr[k] = train.at(s + context + k, c) - last;
+        ++used;
+        if (++fill == kChunk) flush(fill), fill = 0;
+      }
     }
-  }
   flush(fill);
   return {std::move(xtx), std::move(xty), used};
 }
@@ -165,11 +166,16 @@ NLinear NLinear::fit(const SeriesRef& train, int context, int horizon, double ri
 
 std::vector<NLinear> NLinear::fit_path(const SeriesRef& train, int context, int horizon,
                                        const std::vector<double>& ridges) {
+  return fit_path(std::vector<SeriesRef>{train}, context, horizon, ridges);
+}
+
+std::vector<NLinear> NLinear::fit_path(const std::vector<SeriesRef>& trains, int context,
+                                       int horizon, const std::vector<double>& ridges) {
   if (ridges.empty()) throw std::invalid_argument("NLinear: no ridge given");
   if (context < 1 || horizon < 1)
     throw std::invalid_argument("NLinear: context and horizon must be positive");
   const int n = context + 1;  // features: L last-value-normalised inputs and a constant 1
-  NormalEquations eq = normal_equations(train, context, horizon);
+  NormalEquations eq = normal_equations(trains, context, horizon);
   std::vector<double>& xtx = eq.xtx;
   const std::vector<double>& xty = eq.xty;
   const int64_t used = eq.windows;

@@ -40,10 +40,12 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     LoadedModel m = LoadedModel::load(paths.member(k).model());
     if (k == 1) {
       all.scaler = m.scaler, all.columns = m.columns, all.frequency = m.frequency;
+      all.series_scalers = m.series_scalers;
     } else {
       // Members of one config on one data set agree on these; a folder edited by hand may not.
       const std::pair<const char*, std::pair<nlohmann::json, nlohmann::json>> same[] = {
           {"scaler", {m.scaler.to_json(), all.scaler.to_json()}},
+          {"series_scalers", {m.series_scalers.to_json(), all.series_scalers.to_json()}},
           {"columns", {m.columns, all.columns}},
           {"frequency", {m.frequency, all.frequency}},
           {"model_config", {model::to_json(m.config()), model::to_json(all.config())}}};
@@ -55,10 +57,14 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     all.params.push_back(std::move(m.params.front()));
     all.networks.push_back(std::move(m.networks.front()));
   }
-  const std::map<std::string, std::string> meta{{"config", resolved.dump()},
-                                                {"scaler", all.scaler.to_json().dump()},
-                                                {"columns", nlohmann::json(all.columns).dump()},
-                                                {"frequency", all.frequency}};
+  std::map<std::string, std::string> meta{{"config", resolved.dump()},
+                                          {"scaler", all.scaler.to_json().dump()},
+                                          {"columns", nlohmann::json(all.columns).dump()},
+                                          {"frequency", all.frequency}};
+  if (!config.data.csv.id_column.empty()) {  // a panel, as phases.cpp writes it
+    meta["id_column"] = config.data.csv.id_column;
+    meta["series_scalers"] = all.series_scalers.to_json().dump();
+  }
   model::save_ensemble_checkpoint(all.path, all.members(), meta);
   return all;
 }

@@ -12,6 +12,97 @@
 
 namespace attnfc::train {
 
+namespace {
+
+// The running scores of one forecaster: over everything, and over the current part.
+struct Scores {
+  MetricAccumulator all_scaled, all_orig;
+  std::vector<MetricAccumulator> part;  // {scaled, original} of the current part, if asked
+};
+
+void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t* counted,
+                const EvalPart& part, int H, std::vector<float>& fc_orig,
+                std::vector<float>& actual_orig) {
+  sc.all_scaled.add(fc, actual, counted);
+  if (!sc.part.empty()) sc.part[0].add(fc, actual, counted);
+  std::copy_n(actual, actual_orig.size(), actual_orig.begin());
+  std::copy_n(fc, fc_orig.size(), fc_orig.begin());
+  if (part.unscale) {
+    part.unscale(actual_orig.data(), H);
+    part.unscale(fc_orig.data(), H);
+  }
+  sc.all_orig.add(fc_orig.data(), actual_orig.data(), counted);
+  if (!sc.part.empty()) sc.part[1].add(fc_orig.data(), actual_orig.data(), counted);
+}
+
+}  // namespace
+
+PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
+                           int context, int horizon, int64_t batch,
+                           const std::vector<NamedForecaster>& forecasters, bool per_part,
+                           const std::atomic<bool>* stop) {
+  const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
+  std::vector<data::RowRange> ranges;
+  for (const EvalPart& p : parts) ranges.push_back(p.rows);
+  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(L), static_cast<size_t>(H),
+                                    ChannelMode::kMixed);
+  const auto n = static_cast<int64_t>(windows.num_windows());
+  if (n == 0)
+    throw InputError("evaluation: the split (rows " + std::to_string(ranges.front().begin) + ".." +
+                     std::to_string(ranges.back().end) + " of " + std::to_string(scaled.rows()) +
+                     ") holds no complete window of context " + std::to_string(L) + " + horizon " +
+                     std::to_string(H));
+  batch = std::max<int64_t>(1, batch);
+  SampleBuffers samples(batch, L, H, C);
+  std::vector<float> out(static_cast<size_t>(batch) * H * C);
+  std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
+  PanelScores result;
+  if (per_part) result.per_part.resize(parts.size());
+  for (const auto& f : forecasters) {
+    const size_t first_part = windows.window(0).part;
+    Scores sc{MetricAccumulator(H, C, parts[first_part].mase_scaled),
+              MetricAccumulator(H, C, parts[first_part].mase_original),
+              {}};
+    size_t current = first_part;
+    const auto open_part = [&](size_t p) {
+      if (per_part)
+        sc.part = {MetricAccumulator(H, C, parts[p].mase_scaled),
+                   MetricAccumulator(H, C, parts[p].mase_original)};
+    };
+    const auto close_part = [&] {
+      if (per_part)
+        result.per_part[current].push_back({f.name, sc.part[0].result(), sc.part[1].result()});
+    };
+    open_part(current);
+    for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
+      if (stop && stop->load()) throw ScoringInterrupted();
+      const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
+      f.forecast(samples.view(b), out.data());
+      for (int64_t i = 0; i < b; ++i) {
+        const data::WindowRef w = windows.window(static_cast<size_t>(first + i));
+        if (w.part != current) {
+          close_part();
+          current = w.part;
+          open_part(current);
+          sc.all_scaled.next_series(parts[current].mase_scaled);
+          sc.all_orig.next_series(parts[current].mase_original);
+        }
+        const size_t at = static_cast<size_t>(i) * H * C;
+        try {
+          add_window(sc, &out[at], &samples.target_values[at], &samples.target_observed[at],
+                     parts[current], H, forecast_orig, actual_orig);
+        } catch (const std::runtime_error& e) {
+          throw std::runtime_error(f.name + ": window starting at row " +
+                                   std::to_string(w.start_row) + ": " + e.what());
+        }
+      }
+    }
+    close_part();
+    result.all.push_back({f.name, sc.all_scaled.result(), sc.all_orig.result()});
+  }
+  return result;
+}
+
 std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::RowRange rows,
                                           int context, int horizon, int64_t batch,
                                           const Unscale& unscale,
@@ -19,48 +110,9 @@ std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::
                                           const std::vector<double>& mase_original,
                                           const std::vector<NamedForecaster>& forecasters,
                                           const std::atomic<bool>* stop) {
-  const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
-  const data::WindowSampler windows(scaled, rows, static_cast<size_t>(L), static_cast<size_t>(H),
-                                    ChannelMode::kMixed);
-  const auto n = static_cast<int64_t>(windows.num_windows());
-  if (n == 0)
-    throw InputError("evaluation: the split (rows " + std::to_string(rows.begin) + ".." +
-                     std::to_string(rows.end) + " of " + std::to_string(scaled.rows()) +
-                     ") holds no complete window of context " + std::to_string(L) + " + horizon " +
-                     std::to_string(H));
-  batch = std::max<int64_t>(1, batch);
-  SampleBuffers samples(batch, L, H, C);
-  std::vector<float> out(static_cast<size_t>(batch) * H * C);
-  std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
-  std::vector<ScoredModel> scored;
-  for (const auto& f : forecasters) {
-    MetricAccumulator acc_scaled(H, C, mase_scaled), acc_orig(H, C, mase_original);
-    for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
-      if (stop && stop->load()) throw ScoringInterrupted();
-      const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
-      f.forecast(samples.view(b), out.data());
-      for (int64_t i = 0; i < b; ++i) {
-        const float* actual = &samples.target_values[static_cast<size_t>(i) * H * C];
-        const uint8_t* counted = &samples.target_observed[static_cast<size_t>(i) * H * C];
-        const float* fc = &out[static_cast<size_t>(i) * H * C];
-        try {
-          acc_scaled.add(fc, actual, counted);
-        } catch (const std::runtime_error& e) {
-          throw std::runtime_error(f.name + ": window starting at row " +
-                                   std::to_string(rows.begin + first + i) + ": " + e.what());
-        }
-        std::copy_n(actual, actual_orig.size(), actual_orig.begin());
-        std::copy_n(fc, forecast_orig.size(), forecast_orig.begin());
-        if (unscale) {
-          unscale(actual_orig.data(), H);
-          unscale(forecast_orig.data(), H);
-        }
-        acc_orig.add(forecast_orig.data(), actual_orig.data(), counted);
-      }
-    }
-    scored.push_back({f.name, acc_scaled.result(), acc_orig.result()});
-  }
-  return scored;
+  return evaluate_parts(scaled, {EvalPart{rows, mase_scaled, mase_original, unscale}}, context,
+                        horizon, batch, forecasters, false, stop)
+      .all;
 }
 
 std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context, int horizon,
@@ -68,12 +120,18 @@ std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int co
   if (period <= 0) period = infer_period(train, context);
   period = std::min(period, context);
   if (period_used) *period_used = period;
+  return baseline_forecasters(std::vector<SeriesRef>{train}, context, horizon, period);
+}
+
+std::vector<NamedForecaster> baseline_forecasters(const std::vector<SeriesRef>& trains, int context,
+                                                  int horizon, int period) {
   std::vector<NamedForecaster> out;
   out.push_back(
       {"repeat-last", [=](const SampleBatch& s, float* o) { repeat_last(s, horizon, o); }});
   out.push_back({"seasonal-naive(" + std::to_string(period) + ")",
                  [=](const SampleBatch& s, float* o) { seasonal_naive(s, horizon, period, o); }});
-  auto nlinear = std::make_shared<NLinear>(NLinear::fit(train, context, horizon));
+  auto nlinear =
+      std::make_shared<NLinear>(NLinear::fit_path(trains, context, horizon, {1e-6}).front());
   out.push_back(
       {"nlinear", [nlinear](const SampleBatch& s, float* o) { nlinear->forecast(s, o); }});
   return out;

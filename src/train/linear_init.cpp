@@ -21,23 +21,29 @@ namespace {
 // validation window (context L, horizon H), each window and channel weighted equally:
 // inputs are the K steps ending at the context's end as changes from its last value,
 // 0 before the window start (as in the model). One GEMM per candidate.
-std::vector<double> validation_mse(const std::vector<NLinear>& fits, const float* val, int64_t rows,
-                                   int C, int L, int K, int H) {
+// A panel: the windows of every series' validation part, in series order.
+struct ValPart {
+  const float* val;
+  int64_t rows;
+};
+std::vector<double> validation_mse(const std::vector<NLinear>& fits,
+                                   const std::vector<ValPart>& parts, int C, int L, int K, int H) {
   std::vector<float> x, y;  // [windows, K], [windows, H]
   int64_t windows = 0;
-  for (int c = 0; c < C; ++c)
-    for (int64_t s = 0; s + L + H <= rows; ++s) {
-      bool ok = true;
-      for (int64_t t = s; t < s + L + H && ok; ++t) ok = !std::isnan(val[t * C + c]);
-      if (!ok) continue;
-      const float last = val[(s + L - 1) * C + c];
-      for (int k = 0; k < K; ++k) {
-        const int64_t t = s + L - K + k;
-        x.push_back(t >= s ? val[t * C + c] - last : 0.0f);
+  for (const auto& [val, rows] : parts)
+    for (int c = 0; c < C; ++c)
+      for (int64_t s = 0; s + L + H <= rows; ++s) {
+        bool ok = true;
+        for (int64_t t = s; t < s + L + H && ok; ++t) ok = !std::isnan(val[t * C + c]);
+        if (!ok) continue;
+        const float last = val[(s + L - 1) * C + c];
+        for (int k = 0; k < K; ++k) {
+          const int64_t t = s + L - K + k;
+          x.push_back(t >= s ? val[t * C + c] - last : 0.0f);
+        }
+        for (int h = 0; h < H; ++h) y.push_back(val[(s + L + h) * C + c] - last);
+        ++windows;
       }
-      for (int h = 0; h < H; ++h) y.push_back(val[(s + L + h) * C + c] - last);
-      ++windows;
-    }
   std::vector<double> mse(fits.size(), std::numeric_limits<double>::infinity());
   if (windows == 0) return mse;
   std::vector<float> w(static_cast<size_t>(H) * K), pred(static_cast<size_t>(windows) * H);
@@ -63,6 +69,11 @@ std::vector<double> validation_mse(const std::vector<NLinear>& fits, const float
 
 LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
                                  const data::Split& split, double ridge) {
+  return init_linear_shortcut(net, scaled, std::vector<data::Split>{split}, ridge);
+}
+
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
+                                 const std::vector<data::Split>& splits, double ridge) {
   const model::ModelConfig& cfg = net.config();
   const int K = cfg.linear_lookback, H = cfg.horizon, L = cfg.context_length;
   if (K <= 0)
@@ -88,15 +99,20 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& 
                      std::to_string(static_cast<int>(std::sqrt(kMaxBytes / 16.0)) - 1) +
                      " (or train.linear_init: \"zero\")");
   const int C = scaled.channels;
-  const SeriesRef train{scaled.data + split.train.begin * C,
-                        static_cast<int64_t>(split.train.size()), C};
+  std::vector<SeriesRef> trains;
+  std::vector<ValPart> vals;
+  for (const data::Split& split : splits) {
+    trains.push_back(
+        {scaled.data + split.train.begin * C, static_cast<int64_t>(split.train.size()), C});
+    vals.push_back({scaled.data + split.val.begin * C, static_cast<int64_t>(split.val.size())});
+  }
   const bool automatic = ridge < 0;
   const std::vector<double> ridges =
       automatic ? std::vector<double>(std::begin(kRidgeCandidates), std::end(kRidgeCandidates))
                 : std::vector<double>{ridge};
   std::vector<NLinear> fits;
   try {
-    fits = NLinear::fit_path(train, K, H, ridges);
+    fits = NLinear::fit_path(trains, K, H, ridges);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("train.linear_init: cannot fit the linear shortcut: ") + e.what() +
                      " (use \"zero\" or a shorter model.linear_lookback)");
@@ -104,9 +120,7 @@ LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& 
   LinearStart start;
   size_t best = 0;
   if (automatic) {
-    const std::vector<double> mse =
-        validation_mse(fits, scaled.data + split.val.begin * C,
-                       static_cast<int64_t>(split.val.size()), C, L, K, H);
+    const std::vector<double> mse = validation_mse(fits, vals, C, L, K, H);
     for (size_t i = 0; i < mse.size(); ++i) {
       spdlog::debug("linear shortcut: ridge {:g}, validation MSE {:.5f}", ridges[i], mse[i]);
       if (mse[i] < mse[best]) best = i;  // ties keep the smaller ridge

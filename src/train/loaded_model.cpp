@@ -83,6 +83,9 @@ LoadedModel LoadedModel::load(const std::string& path) {
     return parse_json_bounded(v, path + ": metadata '" + key + "'");
   };
   lm.scaler = data::Scaler::from_json(need("scaler"));
+  lm.series_scalers = ck.meta("series_scalers").empty()
+                          ? data::PanelScaler({""}, {lm.scaler})
+                          : data::PanelScaler::from_json(need("series_scalers"));
   const nlohmann::json cols = need("columns");
   if (!cols.is_array() || cols.empty())
     throw InputError(path + ": metadata 'columns': expected a non-empty array of names");
@@ -115,6 +118,27 @@ Members LoadedModel::members() const {
   Members out;
   for (const auto& n : networks) out.push_back(n.get());
   return out;
+}
+
+data::PanelScaler LoadedModel::scalers_for(const data::TimeSeries& series,
+                                           const data::PanelSplit& split, size_t* fitted) const {
+  const std::vector<data::SeriesSegment> segments = series.series_segments();
+  std::vector<std::string> ids;
+  std::vector<data::Scaler> scalers;
+  size_t fresh = 0;
+  for (size_t k = 0; k < split.splits.size(); ++k) {
+    const std::string& id = segments.at(split.series[k]).id;
+    const data::Scaler* stored = series_scalers.find(id);
+    if (stored) {
+      scalers.push_back(*stored);
+    } else {
+      scalers.push_back(data::Scaler::fit(series, split.splits[k].train));
+      ++fresh;
+    }
+    ids.push_back(id);
+  }
+  if (fitted) *fitted = fresh;
+  return data::PanelScaler(std::move(ids), std::move(scalers));
 }
 
 data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {

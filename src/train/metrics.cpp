@@ -1,5 +1,7 @@
 #include "attnfc/train/metrics.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -104,6 +106,33 @@ void MetricAccumulator::add(const float* forecast, const float* actual, const ui
   ++windows_;
 }
 
+bool MetricAccumulator::series_mase(double& out) const {
+  double sum = 0;
+  int used = 0;
+  for (int c = 0; c < channels_; ++c) {
+    if (windows_channel_[c] == 0) continue;
+    sum += sum_ae_channel_[c] / static_cast<double>(windows_channel_[c]) / scale_[c];
+    ++used;
+  }
+  if (used == 0) return false;
+  out = sum / used;
+  return true;
+}
+
+void MetricAccumulator::next_series(std::vector<double> scale) {
+  if (!scale_.empty()) {
+    double current = 0;
+    if (series_mase(current)) mase_sum_ += current, ++mase_series_;
+  }
+  if (!scale.empty() && static_cast<int>(scale.size()) != channels_)
+    throw std::invalid_argument("MetricAccumulator: MASE scale has " +
+                                std::to_string(scale.size()) + " channels, expected " +
+                                std::to_string(channels_));
+  scale_ = std::move(scale);
+  std::fill(sum_ae_channel_.begin(), sum_ae_channel_.end(), 0.0);
+  std::fill(windows_channel_.begin(), windows_channel_.end(), 0);
+}
+
 Metrics MetricAccumulator::result() const {
   Metrics m;
   m.windows = windows_;
@@ -117,14 +146,10 @@ Metrics MetricAccumulator::result() const {
   m.mape = ape_windows_ > 0 ? 100.0 * sum_ape_ / static_cast<double>(ape_windows_) : 0.0;
   if (seen_positive_ && seen_negative_) m.mape = std::nan("");  // undefined, see metrics.hpp
   if (!scale_.empty()) {
-    double sum = 0;
-    int used = 0;
-    for (int c = 0; c < channels_; ++c) {
-      if (windows_channel_[c] == 0) continue;
-      sum += sum_ae_channel_[c] / static_cast<double>(windows_channel_[c]) / scale_[c];
-      ++used;
-    }
-    m.mase = used > 0 ? sum / used : 0.0;
+    double current = 0;
+    const bool has = series_mase(current);
+    const int64_t series = mase_series_ + (has ? 1 : 0);
+    m.mase = series > 0 ? (mase_sum_ + (has ? current : 0.0)) / static_cast<double>(series) : 0.0;
   }
   return m;
 }

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -15,15 +16,28 @@
 
 namespace attnfc::train::detail {
 
+namespace {
+
+// Series too short for the split are left out, and said so (never silently).
+void report_skipped(const data::TimeSeries& series, const data::PanelSplit& split) {
+  if (split.skipped.empty()) return;
+  spdlog::warn("{}: {} of {} series left out, too short for a window in every split part",
+               series.source, split.skipped.size(), series.num_series());
+  for (size_t k = 0; k < std::min<size_t>(3, split.skipped.size()); ++k)
+    spdlog::warn("  {}", split.skipped[k]);
+}
+
+}  // namespace
+
 std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   auto d = std::make_unique<RunData>();
   d->series = data::load_series(config.data.csv);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
-  d->split = make_split(config.data, d->series, L);
-  data::validate_split(d->split, L, H, d->series.source);
+  d->split = make_panel_split(config.data, d->series, L, H);
+  report_skipped(d->series, d->split);
   resolve_model_channels(config, d->series.num_channels());
-  d->scaler = data::Scaler::fit(d->series, d->split.train);
+  d->scaler = data::PanelScaler::fit(d->series, d->split);
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");
   d->scorer = std::make_unique<Scorer>(d->series, d->scaler, d->split, config.model.context_length,
@@ -41,6 +55,12 @@ nlohmann::json write_resolved_config(const RunFolder& folder, const RunConfig& c
 
 namespace {
 
+std::vector<data::RowRange> train_parts(const data::PanelSplit& split) {
+  std::vector<data::RowRange> parts;
+  for (const data::Split& sp : split.splits) parts.push_back(sp.train);
+  return parts;
+}
+
 int64_t epoch_steps(const TrainConfig& tc, const data::WindowSampler& windows) {
   int64_t steps = static_cast<int64_t>(windows.num_batches(tc.batch_size));
   if (tc.max_steps_per_epoch > 0) steps = std::min(steps, tc.max_steps_per_epoch);
@@ -55,7 +75,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
       net(config_.model, params, config_.train.seed),
       adam(params, static_cast<float>(config_.train.beta1), static_cast<float>(config_.train.beta2),
            static_cast<float>(config_.train.eps), static_cast<float>(config_.train.weight_decay)),
-      train_windows(data_.scorer->scaled(), data_.split.train,
+      train_windows(data_.scorer->scaled(), train_parts(data_.split),
                     static_cast<size_t>(config_.model.context_length),
                     static_cast<size_t>(config_.model.horizon), config_.model.channel_mode),
       steps_per_epoch(epoch_steps(config_.train, train_windows)),
@@ -71,9 +91,13 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
               tc.step_epochs * steps_per_epoch,
               tc.gamma};
   meta = {{"config", resolved.dump()},
-          {"scaler", data.scaler.to_json().dump()},
+          {"scaler", data.scaler.at(0).to_json().dump()},
           {"columns", nlohmann::json(data.series.channels).dump()},
           {"frequency", data.series.frequency.name()}};
+  if (!data.series.id_column.empty()) {  // a panel: every series' scaler, by id
+    meta["id_column"] = data.series.id_column;
+    meta["series_scalers"] = data.scaler.to_json().dump();
+  }
   state.stopper = EarlyStopping(tc.patience, tc.min_delta);
 }
 
@@ -91,10 +115,10 @@ void start_fresh(Training& t, const RunPaths& paths) {
   const TrainConfig& tc = t.config.train;
   if (t.config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
     const data::TimeSeries& s = t.data.series;
-    const std::vector<float> values = scaled_with_gaps(s, t.data.scaler);
+    const std::vector<float> values = scaled_with_gaps(s, t.data.split, t.data.scaler);
     const LinearStart ls = init_linear_shortcut(
         t.net, {values.data(), static_cast<int64_t>(s.rows()), static_cast<int>(s.num_channels())},
-        t.data.split, tc.linear_ridge);
+        t.data.split.splits, tc.linear_ridge);
     if (std::isnan(ls.val_mse))
       spdlog::info("linear shortcut: least squares on {} training windows, ridge {:g}", ls.windows,
                    ls.ridge);

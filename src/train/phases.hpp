@@ -20,7 +20,7 @@
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/base/sample.hpp"
-#include "attnfc/data/scaler.hpp"
+#include "attnfc/data/panel_scaler.hpp"
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/data/window.hpp"
@@ -35,9 +35,9 @@ namespace attnfc::train::detail {
 
 // 1. The data of a run. Resolves model.channels of a mixed model from the data.
 struct RunData {
-  data::TimeSeries series;  // original units, as read
-  data::Split split;
-  data::Scaler scaler;
+  data::TimeSeries series;   // original units, as read (a panel: every series)
+  data::PanelSplit split;    // one split per series kept (a wide file: one)
+  data::PanelScaler scaler;  // one scaler per series kept, fit on its training rows
   // Refers to series and scaler above; holds the scaled series the sampler reads.
   std::unique_ptr<Scorer> scorer;
 };

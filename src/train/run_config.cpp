@@ -57,6 +57,12 @@ DataConfig parse_data(const nlohmann::json& section) {
   d.csv.time_column = s.get_string("time_column", "");
   d.csv.time_columns = s.get_string_list("time_columns", {});
   d.csv.value_columns = s.get_string_list("columns", {});
+  if (s.has("targets")) {  // the panel-era name of "columns"; one of the two
+    if (s.has("columns"))
+      throw InputError("data.targets: found both data.targets and data.columns; expected one");
+    d.csv.value_columns = s.get_string_list("targets", {});
+  }
+  d.csv.id_column = s.get_string("id_column", "");
   d.csv.missing = data::parse_missing_policy(
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
   d.csv.regular = s.get_bool("regular", false);
@@ -88,7 +94,8 @@ DataConfig parse_data(const nlohmann::json& section) {
           "data.split: expected {\"train_rows\", \"val_rows\", \"test_rows\"}, "
           "{\"train_frac\", \"test_frac\"} or {\"val_start\", \"test_start\"}");
   } else {
-    d.split_protocol = s.get_choice("split", "auto", {"auto", "etth", "ettm", "custom"});
+    d.split_protocol =
+        s.get_choice("split", "auto", {"auto", "etth", "ettm", "custom", "last_horizon"});
   }
   s.finish();
   return d;
@@ -173,7 +180,8 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"columns", d.csv.value_columns},
                          {"missing", enum_name(d.csv.missing)},
                          {"regular", d.csv.regular},
-                         {"frequency", d.csv.frequency}};
+                         {"frequency", d.csv.frequency},
+                         {"id_column", d.csv.id_column}};
   if (d.split_protocol == "rows")
     data["split"] = {
         {"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
@@ -221,19 +229,65 @@ void resolve_model_channels(RunConfig& config, size_t data_channels) {
                      ", but the data has " + std::to_string(C) + " columns");
 }
 
-data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context) {
-  const size_t n = series.rows();
+namespace {
+
+data::Split series_split(const DataConfig& d, const data::TimeSeries& series,
+                         const data::SeriesSegment& seg, size_t context, size_t horizon) {
+  const size_t n = seg.rows();
   if (d.split_protocol == "rows")
     return data::split_by_rows(n, d.train_rows, d.val_rows, d.test_rows, context);
   if (d.split_protocol == "fractions")
     return data::split_by_fractions(n, d.train_frac, d.test_frac, context);
-  if (d.split_protocol == "dates")
+  if (d.split_protocol == "last_horizon") return data::split_last_horizons(n, horizon, context);
+  if (d.split_protocol == "dates") {
+    data::TimeSeries times;  // the segment's time axis alone
+    times.source = series.source;
+    times.time_style = series.time_style;
+    times.timestamps.assign(series.timestamps.begin() + static_cast<ptrdiff_t>(seg.begin),
+                            series.timestamps.begin() + static_cast<ptrdiff_t>(seg.end));
     return data::split_by_dates(
-        series, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
+        times, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
         data::parse_timestamp_or_throw(d.test_start, "data.split.test_start"), context);
+  }
   if (d.split_protocol == "auto")  // "ETTh1.csv" -> etth, anything else -> custom
     return data::standard_split(std::filesystem::path(d.csv.path).filename().string(), n, context);
   return data::standard_split(d.split_protocol, n, context);
+}
+
+}  // namespace
+
+data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context,
+                       size_t horizon) {
+  if (series.num_series() != 1)
+    throw InputError(series.source + ": " + std::to_string(series.num_series()) +
+                     " series (data.id_column '" + series.id_column +
+                     "'); expected one series here");
+  return series_split(d, series, series.series_segments().front(), context, horizon);
+}
+
+data::PanelSplit make_panel_split(const DataConfig& d, const data::TimeSeries& series,
+                                  size_t context, size_t horizon) {
+  const std::vector<data::SeriesSegment> segments = series.series_segments();
+  data::PanelSplit out;
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const data::SeriesSegment& seg = segments[k];
+    try {
+      data::Split sp = series_split(d, series, seg, context, horizon);
+      data::validate_split(sp, context, horizon, series.source);
+      out.splits.push_back(data::shifted(sp, seg.begin));
+      out.series.push_back(k);
+    } catch (const InputError& e) {
+      // One series is the whole run: its problem is the run's error, as it always was.
+      if (segments.size() == 1) throw;
+      out.skipped.push_back("series '" + seg.id + "' (" + std::to_string(seg.rows()) +
+                            " rows): " + e.what());
+    }
+  }
+  if (out.splits.empty())
+    throw InputError(series.source + ": none of the " + std::to_string(segments.size()) +
+                     " series is long enough for a window in every split part; the first: " +
+                     out.skipped.front());
+  return out;
 }
 
 }  // namespace attnfc::train

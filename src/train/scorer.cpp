@@ -1,48 +1,86 @@
 // The scoring protocol of a run (scorer.hpp).
 #include "attnfc/train/scorer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "attnfc/base/error.hpp"
 
 namespace attnfc::train {
 
-std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler) {
-  std::vector<float> v = series.values;
-  scaler.transform(v.data(), series.rows());
+namespace {
+
+void mask_gaps(const data::TimeSeries& series, std::vector<float>& v) {
   if (series.missing_policy == data::MissingPolicy::kMask)
     for (size_t i = 0; i < v.size(); ++i)
       if (!series.observed[i]) v[i] = std::nanf("");
+}
+
+// The seasonal period most series' training rows show (ties: the shorter), at most context.
+int common_period(const std::vector<SeriesRef>& trains, int context) {
+  std::map<int, size_t> votes;
+  for (const SeriesRef& t : trains) ++votes[infer_period(t, context)];
+  int best = 1;
+  size_t most = 0;
+  for (const auto& [period, n] : votes)
+    if (n > most) best = period, most = n;
+  return std::min(best, context);
+}
+
+}  // namespace
+
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler) {
+  std::vector<float> v = series.values;
+  scaler.transform(v.data(), series.rows());
+  mask_gaps(series, v);
   return v;
 }
 
-Scorer::Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const data::Split& split,
-               int context, int horizon, int batch, const std::vector<std::string>& parts)
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::PanelSplit& split,
+                                    const data::PanelScaler& scalers) {
+  std::vector<float> v = series.values;
+  data::scale_panel(series, split, scalers, v.data());
+  mask_gaps(series, v);
+  return v;
+}
+
+Scorer::Scorer(const data::TimeSeries& series, const data::PanelScaler& scalers,
+               const data::PanelSplit& split, int context, int horizon, int batch,
+               const std::vector<std::string>& parts)
     : series_(&series),
-      scaler_(&scaler),
+      scalers_(&scalers),
       split_(split),
       context_(context),
       horizon_(horizon),
       batch_(batch),
       parts_(parts),
       scaled_(series) {
-  scaler.apply(scaled_);
+  data::scale_panel(series, split, scalers, scaled_.values.data());
   const int C = static_cast<int>(series.num_channels());
   for (const auto& part : parts_) {
     if (part != "val" && part != "test")
       throw std::invalid_argument("Scorer: unknown split part '" + part + "'");
-    if (data::count_windows(part_rows(part), static_cast<size_t>(context + horizon)) == 0)
+    bool any = false;
+    for (const EvalPart& p : part_rows(part))
+      any |= data::count_windows(p.rows, static_cast<size_t>(context + horizon)) > 0;
+    if (!any)
       throw InputError(series.source + ": the " + part + " split holds no complete window of " +
                        "context " + std::to_string(context) + " + horizon " +
                        std::to_string(horizon) +
                        "; lower model.context_length or model.horizon, or change data.split");
   }
   // The fits read the training rows with NaN where a value is missing under "mask".
-  const std::vector<float> values = scaled_with_gaps(series, scaler);
-  const SeriesRef train_rows{values.data() + split.train.begin * C,
-                             static_cast<int64_t>(split.train.size()), C};
+  const std::vector<float> values = scaled_with_gaps(series, split, scalers);
+  std::vector<SeriesRef> trains;
+  for (const data::Split& sp : split.splits)
+    trains.push_back(
+        {values.data() + sp.train.begin * C, static_cast<int64_t>(sp.train.size()), C});
   try {
-    baselines_ = baseline_forecasters(train_rows, context, horizon, 0, &period_);
+    period_ = common_period(trains, context);
+    baselines_ = baseline_forecasters(trains, context, horizon, period_);
   } catch (const std::exception& e) {
     throw InputError(
         series.source + ": the baselines every run is scored against cannot be " +
@@ -50,52 +88,98 @@ Scorer::Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const
         "); lower model.context_length or model.horizon, give more rows, or fill the gaps "
         "(data.missing: interpolate)");
   }
-  mase_scaled_ = mase_scale(train_rows.data, train_rows.rows, C, period_);
-  std::vector<float> train_orig(train_rows.data, train_rows.data + train_rows.rows * C);
-  scaler.inverse_transform(train_orig.data(), train_rows.rows);
-  mase_original_ = mase_scale(train_orig.data(), train_rows.rows, C, period_);
+  for (size_t k = 0; k < trains.size(); ++k) {
+    const SeriesRef& t = trains[k];
+    mase_scaled_.push_back(mase_scale(t.data, t.rows, C, period_));
+    std::vector<float> orig(t.data, t.data + t.rows * C);
+    scalers.at(k).inverse_transform(orig.data(), static_cast<size_t>(t.rows));
+    mase_original_.push_back(mase_scale(orig.data(), t.rows, C, period_));
+  }
 }
 
-data::RowRange Scorer::part_rows(const std::string& part) const {
-  return part == "val" ? split_.val : split_.test;
+std::vector<EvalPart> Scorer::part_rows(const std::string& part) const {
+  std::vector<EvalPart> out;
+  for (size_t k = 0; k < split_.splits.size(); ++k) {
+    const data::Split& sp = split_.splits[k];
+    const data::Scaler* scaler = &scalers_->at(k);
+    out.push_back({part == "val" ? sp.val : sp.test,
+                   mase_scaled_.empty() ? std::vector<double>{} : mase_scaled_[k],
+                   mase_original_.empty() ? std::vector<double>{} : mase_original_[k],
+                   [scaler](float* v, int64_t rows) {
+                     scaler->inverse_transform(v, static_cast<size_t>(rows));
+                   }});
+  }
+  return out;
+}
+
+int64_t Scorer::validation_windows() const {
+  int64_t n = 0;
+  for (const data::Split& sp : split_.splits)
+    n += static_cast<int64_t>(data::count_windows(sp.val, context_ + horizon_));
+  return n;
 }
 
 double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
-  data::RowRange rows = part_rows("val");
+  std::vector<EvalPart> parts = part_rows("val");
   const auto window = static_cast<size_t>(context_ + horizon_);
-  if (max_windows > 0 && static_cast<size_t>(max_windows) < data::count_windows(rows, window))
-    rows.end = rows.begin + window + static_cast<size_t>(max_windows) - 1;  // the first ones
+  if (max_windows > 0) {  // the first ones, in series order
+    auto left = static_cast<size_t>(max_windows);
+    for (EvalPart& p : parts) {
+      const size_t n = std::min(left, data::count_windows(p.rows, window));
+      p.rows.end = n > 0 ? p.rows.begin + window + n - 1 : p.rows.begin;
+      left -= n;
+    }
+  }
   const int C = static_cast<int>(series_->num_channels());
-  const std::vector<ScoredModel> scored =
-      evaluate_windows(scaled_, rows, context_, horizon_, batch_, {}, mase_scaled_, mase_original_,
-                       {{"attnfc", model_forecaster(model, C)}});
-  const Metrics& m = scored.front().scaled;
+  const PanelScores scored = evaluate_parts(scaled_, parts, context_, horizon_, batch_,
+                                            {{"attnfc", model_forecaster(model, C)}}, false);
+  const Metrics& m = scored.all.front().scaled;
   return m.windows > 0 ? m.mse : std::nan("");
 }
 
+std::string Scorer::describe_part(const std::string& part, int64_t windows) const {
+  const std::string head = part + " split: " + std::to_string(windows) + " windows";
+  if (split_.splits.size() > 1)
+    return head + " over " + std::to_string(split_.splits.size()) + " series\n";
+  const data::Split& sp = split_.splits.front();
+  const data::RowRange t = part == "val" ? sp.val_targets() : sp.test_targets();
+  return head + ", target rows " + std::to_string(t.begin) + ".." + std::to_string(t.end) + " (" +
+         series_->format_time(series_->timestamps[t.begin]) + " .. " +
+         series_->format_time(series_->timestamps[t.end - 1]) + ")\n";
+}
+
 nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_start,
-                                std::string* table, const std::atomic<bool>* stop) const {
+                                std::string* table, const std::atomic<bool>* stop,
+                                nlohmann::json* per_series) const {
   const int C = static_cast<int>(series_->num_channels());
   std::vector<NamedForecaster> all{{"attnfc", model_forecaster(model, C)}};
   if (!linear_start.empty()) all.push_back({"linear-start", model_forecaster(linear_start, C)});
   all.insert(all.end(), baselines_.begin(), baselines_.end());
-  auto unscale = [this](float* v, int64_t rows) { scaler_->inverse_transform(v, rows); };
   nlohmann::json out = {{"seasonal_period", period_}};
+  const std::vector<data::SeriesSegment> segments = series_->series_segments();
   for (const auto& part : parts_) {
-    const data::RowRange rows = part_rows(part);
-    const data::RowRange t = part == "val" ? split_.val_targets() : split_.test_targets();
-    const auto windows =
-        static_cast<int64_t>(data::count_windows(rows, static_cast<size_t>(context_ + horizon_)));
-    const auto scored = evaluate_windows(scaled_, rows, context_, horizon_, batch_, unscale,
-                                         mase_scaled_, mase_original_, all, stop);
-    if (table)
-      *table += part + " split: " + std::to_string(windows) + " windows, target rows " +
-                std::to_string(t.begin) + ".." + std::to_string(t.end) + " (" +
-                series_->format_time(series_->timestamps[t.begin]) + " .. " +
-                series_->format_time(series_->timestamps[t.end - 1]) + ")\n" +
-                format_table(scored) + "\n";
-    out[part] = {
-        {"windows", windows}, {"target_rows", {t.begin, t.end}}, {"models", to_json(scored)}};
+    const std::vector<EvalPart> rows = part_rows(part);
+    int64_t windows = 0;  // complete windows, whether or not a target in them counts
+    for (const EvalPart& p : rows)
+      windows += static_cast<int64_t>(data::count_windows(p.rows, context_ + horizon_));
+    const PanelScores scored =
+        evaluate_parts(scaled_, rows, context_, horizon_, batch_, all, per_series != nullptr, stop);
+    if (table) *table += describe_part(part, windows) + format_table(scored.all) + "\n";
+    out[part] = {{"windows", windows}, {"models", to_json(scored.all)}};
+    if (split_.splits.size() == 1) {
+      const data::Split& sp = split_.splits.front();
+      const data::RowRange t = part == "val" ? sp.val_targets() : sp.test_targets();
+      out[part]["target_rows"] = {t.begin, t.end};
+    } else {
+      out[part]["series"] = split_.splits.size();
+    }
+    if (!per_series) continue;
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t k = 0; k < scored.per_part.size(); ++k)
+      if (!scored.per_part[k].empty())
+        list.push_back(
+            {{"id", segments[split_.series[k]].id}, {"models", to_json(scored.per_part[k])}});
+    (*per_series)[part] = std::move(list);
   }
   return out;
 }

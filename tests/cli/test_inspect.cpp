@@ -123,3 +123,17 @@ TEST_CASE("inspect exits 2 with one error line for files it cannot read") {
   CHECK(delim.code == 2);
   CHECK(has(delim.out, "--delimiter: found 'ab'"));
 }
+
+TEST_CASE("inspect --id-column: a long file's series count, lengths and per-series gaps") {
+  const TempCsv csv("attnfc_inspect_long.csv",
+                    "id,date,v\nA,2020-01-01,1\nB,2020-01-01,5\nA,2020-01-03,2\n"
+                    "B,2020-01-02,6\nB,2020-01-03,7\n");
+  const Result r = inspect(csv.path + " --id-column id");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "series     2 (id column id; rows per series: min 2, median 3, max 3)"));
+  CHECK(has(r.out, "line 4 (series A): 2020-01-01 -> 2020-01-03 (1 missing)"));
+  CHECK(has(r.out, "id         text     id "));
+  const Result bad = inspect(csv.path + " --id-column store");
+  CHECK(bad.code == 2);
+  CHECK(has(bad.out, "no column named 'store'; expected one of: id, date, v"));
+}

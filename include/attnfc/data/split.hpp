@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnfc::data {
 
@@ -31,6 +32,14 @@ struct Split {
   RowRange test_targets() const { return {test.begin + context, test.end}; }
 };
 
+// The split of a panel: one Split per series kept, in the panel's row numbers
+// (data::shifted), and why each series left out was left out.
+struct PanelSplit {
+  std::vector<Split> splits;
+  std::vector<size_t> series;  // the segment index of each split
+  std::vector<std::string> skipped;
+};
+
 // Target rows: train [0, train_rows), val next val_rows, test next test_rows.
 // Rows after them are unused. InputError if they do not fit in n_rows or the
 // train part is shorter than context.
@@ -46,6 +55,13 @@ Split split_by_fractions(size_t n_rows, double train_frac, double test_frac, siz
 // first row at or after test_start (timestamps as Unix seconds). Test runs to the end.
 Split split_by_dates(const TimeSeries& series, int64_t val_start, int64_t test_start,
                      size_t context);
+
+// The M4 protocol, per series: the last `horizon` rows are the test targets, the `horizon`
+// rows before them the val targets, everything before those the train part.
+Split split_last_horizons(size_t n_rows, size_t horizon, size_t context);
+
+// The same split moved `first_row` rows later (a series' split in the rows of its panel).
+Split shifted(Split split, size_t first_row);
 
 // The standard long-horizon benchmark protocols:
 //   "etth"  (ETTh1, ETTh2): train 12*30*24 rows, val 4*30*24, test 4*30*24.

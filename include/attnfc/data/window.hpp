@@ -1,5 +1,6 @@
 #pragma once
-// Stride-1 sliding windows of context + horizon rows over one split part.
+// Stride-1 sliding windows of context + horizon rows over one split part, or over one part
+// of every series of a panel (several row ranges: a window never crosses from one to the next).
 // The sampler keeps a pointer to the series (which must outlive it) and an
 // order of window ids; fill_batch copies one batch into caller-provided buffers.
 // No per-batch heap allocation, and no window is ever dropped: the last batch
@@ -18,6 +19,7 @@ struct TimeSeries;
 struct WindowRef {
   size_t start_row = 0;  // first context row
   size_t channel = 0;    // channel for kIndependent; 0 for kMixed
+  size_t part = 0;       // which of the row ranges it lies in
 };
 
 class WindowSampler {
@@ -25,8 +27,12 @@ class WindowSampler {
   // InputError if `rows` lies outside the series or context/horizon is 0.
   WindowSampler(const TimeSeries& series, RowRange rows, size_t context, size_t horizon,
                 ChannelMode mode);
+  // Windows over several row ranges (one per series of a panel), in range order; ranges
+  // too short for a window contribute none. Same checks per range.
+  WindowSampler(const TimeSeries& series, std::vector<RowRange> parts, size_t context,
+                size_t horizon, ChannelMode mode);
 
-  // Windows per channel = count_windows(rows, context + horizon);
+  // Windows per channel = the sum over ranges of count_windows(range, context + horizon);
   // kIndependent multiplies by the number of channels.
   size_t num_windows() const { return order_.size(); }
   size_t num_batches(size_t batch_size) const {
@@ -38,7 +44,7 @@ class WindowSampler {
   // Values per time step in a sample: 1 for kIndependent, channels for kMixed.
   size_t width() const { return width_; }
 
-  // Restores chronological order (window id order: start row major, channel minor).
+  // Restores chronological order (window id order: range, then start row, channel minor).
   void reset_order();
   // A Fisher-Yates permutation of the window ids drawn from `seed` alone (not
   // from any earlier order), so the same seed gives the same order on any
@@ -57,10 +63,11 @@ class WindowSampler {
 
  private:
   const TimeSeries* series_;
-  RowRange rows_;
+  std::vector<RowRange> parts_;
+  std::vector<size_t> first_window_;  // per range: windows (per channel) before it
   size_t context_, horizon_, width_;
   ChannelMode mode_;
-  size_t windows_per_channel_;
+  size_t windows_per_channel_ = 0;
   std::vector<uint64_t> order_;
 };
 

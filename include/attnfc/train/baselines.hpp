@@ -51,6 +51,9 @@ class NLinear {
   // (for choosing the ridge on validation data). Returns one model per ridge, in order.
   static std::vector<NLinear> fit_path(const SeriesRef& train, int context, int horizon,
                                        const std::vector<double>& ridges);
+  // One fit over the windows of several series (a global NLinear over a panel), in order.
+  static std::vector<NLinear> fit_path(const std::vector<SeriesRef>& trains, int context,
+                                       int horizon, const std::vector<double>& ridges);
   // Unobserved context values are carried forward from the last observation before them.
   void forecast(const SampleBatch& samples, float* out) const;
   int context() const { return context_; }

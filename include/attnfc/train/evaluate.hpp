@@ -48,6 +48,29 @@ std::vector<ScoredModel> evaluate_windows(const data::TimeSeries& scaled, data::
                                           const std::vector<NamedForecaster>& forecasters,
                                           const std::atomic<bool>* stop = nullptr);
 
+// One series' part of a panel split: the rows its windows are cut from (as for
+// evaluate_windows), its MASE denominators in each unit and its map to original units.
+struct EvalPart {
+  data::RowRange rows;
+  std::vector<double> mase_scaled, mase_original;
+  Unscale unscale;  // empty: the scaled units are the original ones
+};
+
+struct PanelScores {
+  std::vector<ScoredModel> all;                    // every window of every part
+  std::vector<std::vector<ScoredModel>> per_part;  // per part, when asked for
+};
+
+// evaluate_windows over several parts (a panel's series), windows batched across parts in
+// part order. The aggregate metrics are means over all windows (each window weighs the
+// same, whichever series it comes from), except MASE: the mean over series of each series'
+// MASE, as M4 reports it. Parts without a complete window are left out; InputError when no
+// part has one.
+PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
+                           int context, int horizon, int64_t batch,
+                           const std::vector<NamedForecaster>& forecasters, bool per_part,
+                           const std::atomic<bool>* stop = nullptr);
+
 // Scoring stopped by an interrupt (Ctrl-C): nothing was written.
 struct ScoringInterrupted : std::exception {
   const char* what() const noexcept override { return "scoring interrupted"; }
@@ -58,6 +81,10 @@ struct ScoringInterrupted : std::exception {
 // written to *period_used. NLinear is fitted on the training rows.
 std::vector<NamedForecaster> baseline_forecasters(const SeriesRef& train, int context, int horizon,
                                                   int period, int* period_used);
+// The same over the training rows of every series of a panel, with the period given (> 0):
+// one NLinear fitted on the windows of all of them (a global linear model).
+std::vector<NamedForecaster> baseline_forecasters(const std::vector<SeriesRef>& trains, int context,
+                                                  int horizon, int period);
 
 nlohmann::json to_json(const std::vector<ScoredModel>& scored);
 // A fixed-width table: one row per model, MSE/MAE/RMSE/MAPE/sMAPE/MASE in both units.

@@ -12,6 +12,7 @@
 // de-normalisation, so NLinear's bias carries over too.
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "attnfc/data/split.hpp"
 #include "attnfc/model/patch_transformer.hpp"
@@ -40,5 +41,9 @@ struct LinearStart {
 // shortcut, its target is not "delta", or the training rows are too few.
 LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
                                  const data::Split& split, double ridge);
+// A panel: one fit over the training windows of every series (splits in the panel's rows),
+// the ridge chosen on the validation windows of all of them.
+LinearStart init_linear_shortcut(model::PatchTransformer& net, const SeriesRef& scaled,
+                                 const std::vector<data::Split>& splits, double ridge);
 
 }  // namespace attnfc::train

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnfc/autograd/parameters.hpp"
+#include "attnfc/data/panel_scaler.hpp"
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
 #include "attnfc/model/checkpoint.hpp"
@@ -31,7 +32,9 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
 struct LoadedModel {
   std::vector<std::unique_ptr<ag::ParameterSet>> params;
   std::vector<std::unique_ptr<model::PatchTransformer>> networks;  // >= 1; members of an ensemble
-  data::Scaler scaler;
+  data::Scaler scaler;  // of the first series (of the only one, for a wide file)
+  // Every series' scaler by id (a wide file: one, id ""), as training fit them.
+  data::PanelScaler series_scalers;
   std::vector<std::string> columns;
   std::string frequency;  // as trained ("1h"), may be "unknown"
   int epoch = -1;         // the epoch this model is from (0 = before training); -1 unknown
@@ -46,6 +49,12 @@ struct LoadedModel {
   // missing policy) and the model's columns; a column the model needs and the file
   // lacks is an InputError listing what the file has. Values stay in original units.
   data::TimeSeries read_series(const std::string& csv_path) const;
+
+  // The scaler of each series of `split`: the stored one for a series the model was
+  // trained on, else one fit on that series' own rows split.splits[k].train (its past
+  // only). *fitted (optional) counts the series that had no stored scaler.
+  data::PanelScaler scalers_for(const data::TimeSeries& series, const data::PanelSplit& split,
+                                size_t* fitted = nullptr) const;
 
   Members members() const;
   const model::ModelConfig& config() const { return networks.front()->config(); }

@@ -48,6 +48,10 @@ class MetricAccumulator {
   // counted: [H, C] 0/1 (base/sample.hpp target_observed), nullptr = all; an actual that
   // does not count (or is NaN) is left out.
   void add(const float* forecast, const float* actual, const uint8_t* counted = nullptr);
+  // The windows after this call belong to another series of a panel, whose MASE
+  // denominators are `scale`. MASE becomes the mean over series of each series' MASE (as the
+  // M4 competition averages it); the other metrics stay means over all windows.
+  void next_series(std::vector<double> scale);
   Metrics result() const;
 
  private:
@@ -60,6 +64,10 @@ class MetricAccumulator {
   std::vector<double> sum_ae_channel_;
   std::vector<int64_t> windows_channel_;
   int64_t windows_ = 0, values_ = 0;
+  double mase_sum_ = 0;  // MASE of the series before the current one, summed
+  int64_t mase_series_ = 0;
+  // The current series' MASE; false when none of its windows counted.
+  bool series_mase(double& out) const;
 };
 
 }  // namespace attnfc::train

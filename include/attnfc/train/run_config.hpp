@@ -23,7 +23,9 @@ struct DataConfig {
   data::CsvOptions csv;  // csv.path from "path", csv.value_columns from "columns"
   // "split": a protocol name ("etth", "ettm", "custom", or "auto": from the file name),
   // or an object {"train_rows", "val_rows", "test_rows"} | {"train_frac", "test_frac"} |
-  // {"val_start", "test_start"} (timestamps).
+  // {"val_start", "test_start"} (timestamps), or "last_horizon" (the M4 protocol: per series,
+  // the last model.horizon rows are the test targets and the horizon before them val).
+  // In a panel the split applies to each series on its own.
   std::string split_protocol = "auto";
   int64_t train_rows = 0, val_rows = 0, test_rows = 0;
   double train_frac = 0, test_frac = 0;
@@ -86,7 +88,15 @@ nlohmann::json to_json(const RunConfig& config);
 // out; InputError naming model.channels when a given value disagrees with the data.
 void resolve_model_channels(RunConfig& config, size_t data_channels);
 
-// Builds the split the data section asks for.
-data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context);
+// Builds the split the data section asks for, of a series that is not a panel (InputError
+// for a panel of several series). horizon: for "last_horizon".
+data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context,
+                       size_t horizon);
+// The split of every series of a panel (a wide file: its one series), each checked to hold
+// a window of context + horizon rows in every part. A series that does not is left out and
+// said why in `skipped`; a lone series that does not is an InputError, and so is a panel in
+// which none does.
+data::PanelSplit make_panel_split(const DataConfig& d, const data::TimeSeries& series,
+                                  size_t context, size_t horizon);
 
 }  // namespace attnfc::train

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "attnfc/data/panel_scaler.hpp"
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
@@ -22,11 +23,14 @@ namespace attnfc::train {
 
 class Scorer {
  public:
-  // series in original units, as read; scaler fit on split.train. Fits the baselines on
-  // the training rows and checks that every part in `parts` ("val", "test") holds a
-  // complete window: InputError otherwise, naming the part and the config keys to change.
-  Scorer(const data::TimeSeries& series, const data::Scaler& scaler, const data::Split& split,
-         int context, int horizon, int batch, const std::vector<std::string>& parts);
+  // series in original units, as read; scalers.at(k) fit on split.splits[k].train (both
+  // must outlive the Scorer). Fits the baselines on the training rows and checks that every
+  // part in `parts` ("val", "test") holds a complete window: InputError otherwise, naming
+  // the part and the config keys to change. A panel is scored over the windows of all its
+  // series kept (evaluate_parts); the seasonal period is the one most series show.
+  Scorer(const data::TimeSeries& series, const data::PanelScaler& scalers,
+         const data::PanelSplit& split, int context, int horizon, int batch,
+         const std::vector<std::string>& parts);
 
   // The validation metric: the model's MSE (scaled units; the mean over windows of each
   // window's mean squared error over its observed targets) on the first max_windows
@@ -39,34 +43,40 @@ class Scorer {
   // {"seasonal_period", "<part>": {"windows", "target_rows", "models": {...}}}; *table gets
   // the printable tables.
   // stop: as for evaluate_windows (ScoringInterrupted when it is set).
+  // per_series (optional): for a panel, per part, the models' metrics on each series:
+  // {"<part>": [{"id", "models"}, ...]}.
   nlohmann::json evaluate(const Members& model, const Members& linear_start,
-                          std::string* table = nullptr,
-                          const std::atomic<bool>* stop = nullptr) const;
+                          std::string* table = nullptr, const std::atomic<bool>* stop = nullptr,
+                          nlohmann::json* per_series = nullptr) const;
 
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).
   const data::TimeSeries& scaled() const { return scaled_; }
-  int64_t validation_windows() const {
-    return static_cast<int64_t>(data::count_windows(part_rows("val"), context_ + horizon_));
-  }
+  int64_t validation_windows() const;
+  const data::PanelSplit& split() const { return split_; }
 
  private:
-  // The rows a part's windows are cut from (its targets and the context before them).
-  data::RowRange part_rows(const std::string& part) const;
+  // The rows each series' windows of a part are cut from (its targets and the context
+  // before them), with the series' MASE denominators and units.
+  std::vector<EvalPart> part_rows(const std::string& part) const;
+  std::string describe_part(const std::string& part, int64_t windows) const;
 
   const data::TimeSeries* series_;
-  const data::Scaler* scaler_;
-  data::Split split_;
+  const data::PanelScaler* scalers_;
+  data::PanelSplit split_;
   int context_, horizon_, batch_;
   std::vector<std::string> parts_;
   data::TimeSeries scaled_;  // the series in scaled units
   int period_ = 1;
   std::vector<NamedForecaster> baselines_;
-  std::vector<double> mase_scaled_, mase_original_;
+  std::vector<std::vector<double>> mase_scaled_, mase_original_;  // per series kept
 };
 
 // series values scaled by scaler, with unobserved values set to NaN when the series'
 // missing policy is "mask" (so metrics skip them).
 std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::Scaler& scaler);
+// The same for a panel: each series kept scaled by its own scaler (data::scale_panel).
+std::vector<float> scaled_with_gaps(const data::TimeSeries& series, const data::PanelSplit& split,
+                                    const data::PanelScaler& scalers);
 
 }  // namespace attnfc::train

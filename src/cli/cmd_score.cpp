@@ -1,0 +1,167 @@
+// attnfc score: a forecast file scored the way the M4 competition scores, beside the M4
+// benchmarks computed from the same histories (train::m4).
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/base/atomic_file.hpp"
+#include "attnfc/base/error.hpp"
+#include "attnfc/train/m4.hpp"
+#include "commands.hpp"
+
+namespace attnfc::cli {
+
+namespace {
+
+using train::m4::MethodScores;
+using train::m4::Series;
+
+// The three files lined up: one entry per forecast series, in the forecast file's order.
+struct Panel {
+  std::vector<std::string> ids;
+  std::vector<std::vector<double>> forecasts, actuals, histories;
+  std::vector<double> scales;
+};
+
+std::unordered_map<std::string, size_t> by_id(const std::vector<Series>& s) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < s.size(); ++i) index.emplace(s[i].id, i);
+  return index;
+}
+
+std::string at(const std::string& file, const Series& s, const std::string& what) {
+  return locate(file, static_cast<long>(s.line), 0, "id '" + s.id + "' " + what);
+}
+
+// Refuses ids that do not line up and forecasts of the wrong length, naming file and line.
+void check_ids(const ScoreOptions& o, const std::vector<Series>& fc,
+               const std::vector<Series>& actual, const std::vector<Series>& history) {
+  const auto in_actual = by_id(actual), in_history = by_id(history), in_fc = by_id(fc);
+  for (const Series& f : fc) {
+    const auto a = in_actual.find(f.id);
+    if (a == in_actual.end()) throw InputError(at(o.forecast, f, "is not in " + o.actual));
+    const size_t want = actual[a->second].values.size();
+    if (f.values.size() != want) {
+      throw InputError(at(o.forecast, f,
+                          "has " + std::to_string(f.values.size()) + " forecast values; " +
+                              o.actual + " has " + std::to_string(want) + " for it"));
+    }
+    if (!in_history.contains(f.id)) throw InputError(at(o.forecast, f, "is not in " + o.history));
+  }
+  for (const Series& a : actual) {
+    if (!in_fc.contains(a.id))
+      throw InputError(at(o.actual, a, "has no forecast in " + o.forecast));
+  }
+}
+
+Panel line_up(const ScoreOptions& o) {
+  const std::vector<Series> fc = train::m4::read_long(o.forecast, o.id_column, o.value_column);
+  const std::vector<Series> actual = train::m4::read_long(o.actual, o.id_column, o.value_column);
+  const std::vector<Series> history = train::m4::read_long(o.history, o.id_column, o.value_column);
+  check_ids(o, fc, actual, history);
+  const auto in_actual = by_id(actual), in_history = by_id(history);
+  Panel p;
+  for (const Series& f : fc) {
+    const Series& h = history[in_history.at(f.id)];
+    if (h.values.size() < 2) throw InputError(at(o.history, h, "has fewer than 2 values"));
+    const double scale = train::m4::mase_scale(h.values, o.season);
+    if (!(scale > 0)) {
+      throw InputError(
+          at(o.history, h,
+             "never changes at lag " + std::to_string(o.season) + ": its MASE is undefined"));
+    }
+    p.ids.push_back(f.id);
+    p.forecasts.push_back(f.values);
+    p.actuals.push_back(actual[in_actual.at(f.id)].values);
+    p.histories.push_back(h.values);
+    p.scales.push_back(scale);
+  }
+  return p;
+}
+
+// attnfc's forecast file first, then the benchmarks from the histories; OWA vs Naive2.
+std::vector<MethodScores> score_all(const Panel& p, int season) {
+  using train::m4::Method;
+  std::vector<MethodScores> scores = {
+      train::m4::score_method("attnfc", p.forecasts, p.actuals, p.scales)};
+  for (Method m : {Method::kNaive1, Method::kSNaive, Method::kNaive2, Method::kTheta}) {
+    std::vector<std::vector<double>> f(p.histories.size());
+    for (size_t i = 0; i < f.size(); ++i) {
+      const int h = static_cast<int>(p.actuals[i].size());
+      f[i] = train::m4::forecast(m, p.histories[i], h, season);
+    }
+    scores.push_back(train::m4::score_method(train::m4::method_name(m), f, p.actuals, p.scales));
+  }
+  const MethodScores naive2 = scores[3];
+  train::m4::set_owa(scores, naive2);
+  return scores;
+}
+
+void print_table(const Panel& p, const std::vector<MethodScores>& scores, int season) {
+  size_t values = 0;
+  for (const auto& a : p.actuals) values += a.size();
+  std::printf("%zu series, %zu forecast values, season %d (MASE scale and benchmarks)\n",
+              p.ids.size(), values, season);
+  std::printf("%-8s %9s %9s %7s\n", "method", "sMAPE", "MASE", "OWA");
+  for (const MethodScores& s : scores) {
+    std::printf("%-8s %9.3f %9.3f %7.3f\n", s.name.c_str(), s.smape_avg, s.mase_avg, s.owa);
+  }
+}
+
+std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scores) {
+  std::string csv = "id,horizon";
+  for (const MethodScores& s : scores) csv += "," + s.name + "_smape," + s.name + "_mase";
+  csv += "\n";
+  char buf[64];
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    csv += p.ids[i] + "," + std::to_string(p.actuals[i].size());
+    for (const MethodScores& s : scores) {
+      std::snprintf(buf, sizeof buf, ",%.10g,%.10g", s.smape[i], s.mase[i]);
+      csv += buf;
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
+                            const std::vector<MethodScores>& scores) {
+  nlohmann::json j = {{"forecast", o.forecast},
+                      {"actual", o.actual},
+                      {"history", o.history},
+                      {"season", o.season},
+                      {"series", p.ids.size()}};
+  for (const MethodScores& s : scores) {
+    j["methods"][s.name] = {{"smape", s.smape_avg}, {"mase", s.mase_avg}, {"owa", s.owa}};
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    nlohmann::json row = {{"id", p.ids[i]}, {"horizon", p.actuals[i].size()}};
+    for (const MethodScores& s : scores) row[s.name] = {{"smape", s.smape[i]}, {"mase", s.mase[i]}};
+    rows.push_back(row);
+  }
+  j["per_series"] = rows;
+  return j;
+}
+
+}  // namespace
+
+int run_score(const ScoreOptions& o) {
+  const Panel p = line_up(o);
+  const std::vector<MethodScores> scores = score_all(p, o.season);
+  print_table(p, scores, o.season);
+  if (!o.per_series.empty()) {
+    write_file_atomic(o.per_series, per_series_csv(p, scores));
+    std::printf("per-series CSV -> %s\n", o.per_series.c_str());
+  }
+  if (!o.out.empty()) {
+    write_file_atomic(o.out, metrics_json(o, p, scores).dump(2) + "\n");
+    std::printf("JSON -> %s\n", o.out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace attnfc::cli

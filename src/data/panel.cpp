@@ -1,0 +1,43 @@
+// One series out of a panel (panel.hpp).
+#include "attnfc/data/panel.hpp"
+
+#include <stdexcept>
+
+namespace attnfc::data {
+
+TimeSeries series_of(const TimeSeries& panel, size_t k) {
+  const std::vector<SeriesSegment> segments = panel.series_segments();
+  if (k >= segments.size())
+    throw std::out_of_range("series_of: segment " + std::to_string(k) + " of " +
+                            std::to_string(segments.size()));
+  const SeriesSegment& seg = segments[k];
+  const size_t nc = panel.num_channels();
+  TimeSeries s;
+  s.source = panel.source;
+  s.channels = panel.channels;
+  s.time_columns = panel.time_columns;
+  s.time_style = panel.time_style;
+  s.frequency = panel.frequency;
+  s.frequency_inferred = panel.frequency_inferred;
+  s.missing_policy = panel.missing_policy;
+  const auto first = static_cast<ptrdiff_t>(seg.begin), last = static_cast<ptrdiff_t>(seg.end);
+  s.timestamps.assign(panel.timestamps.begin() + first, panel.timestamps.begin() + last);
+  const auto width = static_cast<ptrdiff_t>(nc);
+  s.values.assign(panel.values.begin() + first * width, panel.values.begin() + last * width);
+  s.observed.assign(panel.observed.begin() + first * width, panel.observed.begin() + last * width);
+  if (!panel.table_rows.empty())
+    s.table_rows.assign(panel.table_rows.begin() + first, panel.table_rows.begin() + last);
+  s.missing_per_channel.assign(nc, 0);
+  for (size_t i = 0; i < s.observed.size(); ++i)
+    if (!s.observed[i]) ++s.missing_per_channel[i % nc];
+  for (Gap g : panel.gaps) {
+    if (g.row <= seg.begin || g.row >= seg.end) continue;  // a gap starts inside the series
+    g.row -= seg.begin;
+    s.total_missing_periods += g.missing_periods > 0 ? g.missing_periods : 0;
+    if (g.missing_periods < 0) ++s.off_grid_steps;
+    s.gaps.push_back(g);
+  }
+  return s;
+}
+
+}  // namespace attnfc::data

@@ -1,0 +1,112 @@
+// A long-format file of several series through train, predict and evaluate as a user runs
+// them: one global model, one long forecast CSV for every series, per-series scores, and
+// clear refusals (a series too short is left out and counted, no series long enough or an
+// unknown --id is exit 2).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_run.hpp"
+
+namespace fs = std::filesystem;
+using cli_test::contains;
+using cli_test::Run;
+using cli_test::run_attnfc;
+using cli_test::slurp;
+
+namespace {
+
+// Series "a" (300 rows), "b,x" (a quoted id with a comma, 250 rows, 10x the scale) and "c"
+// (30 rows: too short), interleaved row by row as exports often are.
+std::string write_panel(const std::string& dir) {
+  const std::string path = dir + "/panel.csv";
+  std::ofstream f(path);
+  f << "id,time,load\n";
+  const int length[] = {300, 250, 30};
+  const char* ids[] = {"a", "\"b,x\"", "c"};
+  const double scale[] = {1, 10, 2};
+  for (int t = 0; t < 300; ++t)
+    for (int k = 0; k < 3; ++k) {
+      if (t >= length[k]) continue;
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "2021-03-%02d %02d:00:00", 1 + t / 24, t % 24);
+      f << ids[k] << "," << stamp << ","
+        << scale[k] * (5 + std::sin(2 * M_PI * t / 24) + 0.1 * std::sin(0.7 * t)) << "\n";
+    }
+  return path;
+}
+
+std::string write_config(const std::string& dir, const std::string& csv) {
+  const std::string path = dir + "/panel.json";
+  std::ofstream(path) << R"({
+  "data": {"path": ")" + csv +
+                             R"(", "id_column": "id", "targets": ["load"],
+           "split": "last_horizon"},
+  "model": {"context_length": 48, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
+})";
+  return path;
+}
+
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    dir = (fs::temp_directory_path() / ("attnfc_panel_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("panel: one global model, every series forecast in one long CSV, scored per series") {
+  Scratch s;
+  const std::string csv = write_panel(s.dir), config = write_config(s.dir, csv);
+  const Run train = run_attnfc("train --config " + config + " --out " + s.dir + "/run");
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  CHECK(contains(train.out, "1 of 3 series left out"));
+  CHECK(contains(train.out, "series 'c' (30 rows)"));
+  const std::string model = s.dir + "/run/model.safetensors";
+
+  const Run predict = run_attnfc("predict -m " + model + " -i " + csv + " -o " + s.dir + "/f.csv");
+  REQUIRE_MESSAGE(predict.code == 0, predict.out);
+  const std::string fc = slurp(s.dir + "/f.csv");
+  CHECK(fc.rfind("id,time,load\n", 0) == 0);
+  CHECK(contains(fc, "a,2021-03-13 12:00:00,"));        // the hour after a's last (row 299)
+  CHECK(contains(fc, "\"b,x\",2021-03-11 10:00:00,"));  // after b's 250 rows
+  CHECK(contains(fc, "c,2021-03-02 06:00:00,"));        // a short history is still forecast
+  CHECK(contains(predict.out, "series 'c'"));           // ... with its warning
+  CHECK(contains(predict.out, "1 series the model was not trained on"));
+
+  const Run one = run_attnfc("predict -m " + model + " -i " + csv + " --id a");
+  REQUIRE_MESSAGE(one.code == 0, one.out);
+  CHECK(!contains(one.out, "b,x"));
+  const Run unknown = run_attnfc("predict -m " + model + " -i " + csv + " --id zz");
+  CHECK(unknown.code == 2);
+  CHECK(contains(unknown.out, "--id: found 'zz'"));
+
+  const Run eval =
+      run_attnfc("evaluate -m " + model + " -i " + csv + " --json " + s.dir + "/e.json");
+  REQUIRE_MESSAGE(eval.code == 0, eval.out);
+  CHECK(contains(eval.out, "test split: 2 windows over 2 series"));
+  const std::string per = slurp(s.dir + "/e_series.csv");
+  CHECK(per.rfind("part,id,model,unit,mse,mae,rmse,smape,mase,windows\n", 0) == 0);
+  CHECK(contains(per, "test,a,attnfc,original,"));
+  CHECK(contains(per, "test,\"b,x\",nlinear,scaled,"));
+}
+
+TEST_CASE("panel: no series long enough is one clear error, exit 2") {
+  Scratch s;
+  const std::string csv = write_panel(s.dir), config = write_config(s.dir, csv);
+  const Run r = run_attnfc("train --config " + config + " --set model.context_length=400 --out " +
+                           s.dir + "/run");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "none of the 3 series is long enough"));
+}

@@ -1,0 +1,89 @@
+// attnfc score, run as a user would: a forecast file beside the M4 benchmarks, and the
+// inputs it must refuse with one line and exit code 2.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Two series of period 4 (history 40 values, horizon 4) and their long-format files.
+struct ScoreFiles {
+  std::string dir;
+  ScoreFiles() {
+    dir = (fs::temp_directory_path() / ("attnfc_score_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream h(dir + "/history.csv"), a(dir + "/actual.csv");
+    h << "id,time,value\n";
+    a << "id,time,value\n";
+    for (const char* id : {"A", "B"}) {
+      const double base = id[0] == 'A' ? 10 : 50;
+      for (int t = 0; t < 44; ++t) {
+        const double v = base + 0.1 * t + 3 * ((t % 4) - 1.5) + 0.2 * std::sin(t);
+        (t < 40 ? h : a) << id << "," << t << "," << v << "\n";
+      }
+    }
+    write("forecast.csv",
+          "id,time,value\nA,40,8\nA,41,12\nA,42,15\nA,43,18\n"
+          "B,40,48\nB,41,52\nB,42,55\nB,43,58\n");
+  }
+  ~ScoreFiles() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  }
+  std::string args(const std::string& forecast) const {
+    return "score --forecast " + forecast + " --actual " + dir + "/actual.csv --history " + dir +
+           "/history.csv --id-column id --season 4";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("score: the table, the per-series CSV and the JSON") {
+  const ScoreFiles f;
+  const cli_test::Run r = cli_test::run_attnfc(f.args(f.dir + "/forecast.csv") + " --out " + f.dir +
+                                               "/m.json --per-series " + f.dir + "/ps.csv");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  for (const char* row : {"attnfc", "Naive1", "sNaive", "Naive2", "Theta", "sMAPE", "OWA"}) {
+    CHECK_MESSAGE(cli_test::contains(r.out, row), r.out);
+  }
+  CHECK(cli_test::contains(r.out, "2 series, 8 forecast values, season 4"));
+  const std::string csv = cli_test::slurp(f.dir + "/ps.csv");
+  CHECK(cli_test::contains(csv, "id,horizon,attnfc_smape,attnfc_mase,Naive1_smape"));
+  CHECK(cli_test::contains(csv, "\nB,4,"));
+  const nlohmann::json j = nlohmann::json::parse(cli_test::slurp(f.dir + "/m.json"));
+  CHECK(j["series"] == 2);
+  CHECK(j["methods"]["Naive2"]["owa"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["per_series"].size() == 2);
+  CHECK(j["methods"]["attnfc"]["smape"].get<double>() > 0);
+}
+
+TEST_CASE("score: ids, lengths and values that do not line up are refused (exit 2)") {
+  const ScoreFiles f;
+  const auto refused = [&](const std::string& name, const std::string& text,
+                           const std::string& expect) {
+    const cli_test::Run r = cli_test::run_attnfc(f.args(f.write(name, text)));
+    CHECK_MESSAGE(r.code == 2, r.out);
+    CHECK_MESSAGE(cli_test::contains(r.out, expect), r.out);
+  };
+  refused("unknown.csv", "id,time,value\nA,40,8\nA,41,1\nA,42,1\nA,43,1\nC,40,1\n",
+          "unknown.csv:6: id 'C' is not in " + f.dir + "/actual.csv");
+  refused("short.csv", "id,time,value\nA,40,8\nA,41,12\nB,40,1\nB,41,1\nB,42,1\nB,43,1\n",
+          "short.csv:2: id 'A' has 2 forecast values; " + f.dir + "/actual.csv has 4 for it");
+  refused("nan.csv", "id,time,value\nA,40,8\nA,41,nan\n",
+          "nan.csv:3:3: column 'value': series 'A': found a missing value, expected a number");
+  refused("missing_b.csv", "id,time,value\nA,40,8\nA,41,1\nA,42,1\nA,43,1\n",
+          "id 'B' has no forecast in");
+  refused("noid.csv", "series,time,value\nA,40,8\n", "id");
+}
