@@ -61,5 +61,32 @@ for seed in ${SEEDS//,/ }; do
   "$BIN" score --forecast "$run/forecast.csv" --actual "$DATA/m4_hourly_test.csv" \
     --history "$DATA/m4_hourly_history.csv" --id-column id --season 24 \
     --out "$run/score.json" --per-series "$run/per_series.csv" | tee "$run/score.txt"
+  # The run's own linear start (its least-squares NLinear shortcut), scored the same way.
+  "$BIN" --log-level error predict -m "$run/linear_start.safetensors" \
+    -i "$DATA/m4_hourly_history.csv" -o "$run/forecast_start.csv"
+  "$BIN" score --forecast "$run/forecast_start.csv" --actual "$DATA/m4_hourly_test.csv" \
+    --history "$DATA/m4_hourly_history.csv" --id-column id --season 24 \
+    --out "$run/score_start.json" > "$run/score_start.txt"
 done
-echo "m4_benchmark: results in $OUT/seed*/score.txt"
+
+# One table: the model and its linear start as mean ± sample std over seeds, the
+# benchmarks (deterministic) from the first seed's scoring.
+{
+  echo "| method | sMAPE | MASE | OWA | seeds |"
+  echo "|---|---|---|---|---|"
+  for what in score score_start; do
+    label=attnfc; [ "$what" = score_start ] && label="linear start"
+    for seed in ${SEEDS//,/ }; do grep '^attnfc ' "$OUT/seed$seed/$what.txt"; done |
+      awk -v label="$label" '{ for (k = 2; k <= 4; k++) { s[k] += $k; q[k] += $k * $k } n++ }
+        END { printf "| %s |", label
+              for (k = 2; k <= 4; k++) {
+                m = s[k] / n; v = (n > 1) ? (q[k] - n * m * m) / (n - 1) : 0
+                printf " %.3f ± %.3f |", m, sqrt((v > 0) ? v : 0) }
+              printf " %d |\n", n }'
+  done
+  first=${SEEDS%%,*}
+  grep -E '^(Naive1|sNaive|Naive2|Theta) ' "$OUT/seed$first/score.txt" |
+    awk '{ printf "| %s | %.3f | %.3f | %.3f | |\n", $1, $2, $3, $4 }'
+} > "$OUT/RESULTS.md"
+cat "$OUT/RESULTS.md"
+echo "m4_benchmark: results in $OUT/RESULTS.md and $OUT/seed*/score.txt"

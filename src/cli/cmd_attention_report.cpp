@@ -127,10 +127,11 @@ Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
       ctx[t * tc + c] = series.value(r.start + t, src_c);
       obs[t * tc + c] = series.is_observed(r.start + t, src_c) ? 1 : 0;
     }
+  const data::Scaler scaler = lm.scaler_of(series, {0, series.rows()}, "attention");
   if (mixed)
-    lm.scaler.transform(ctx.data(), static_cast<size_t>(r.length));
+    scaler.transform(ctx.data(), static_cast<size_t>(r.length));
   else
-    lm.scaler.transform_channel(ctx.data(), static_cast<size_t>(r.length), r.channel);
+    scaler.transform_channel(ctx.data(), static_cast<size_t>(r.length), r.channel);
   const std::vector<std::vector<float>> maps = net.attention_maps(ctx.data(), obs.data(), r.length);
   r.layers = static_cast<int>(maps.size());
   const int N = r.N;

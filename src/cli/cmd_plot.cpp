@@ -151,7 +151,8 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
                      std::to_string(windows - 1) + " (or -1 for the last window of the split)");
   const size_t t0 = pw.t0 = part.begin + static_cast<size_t>(w);  // first forecast row
 
-  const std::vector<float> values = train::scaled_with_gaps(series, lm.scaler);
+  const data::Scaler scaler = lm.scaler_of(series, split.train, "plot");
+  const std::vector<float> values = train::scaled_with_gaps(series, scaler);
   // The window's context as one sample (base/sample.hpp), flagged as the sampler flags it.
   pw.sample = SampleBuffers(1, L, 0, C);
   SampleBuffers& sample = pw.sample;
@@ -168,8 +169,8 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
   nl.forecast(sample.view(1), base.data());
-  lm.scaler.inverse_transform(fc.data(), H);
-  lm.scaler.inverse_transform(base.data(), H);
+  scaler.inverse_transform(fc.data(), H);
+  scaler.inverse_transform(base.data(), H);
   for (int c = 0; c < std::min(C, a.max_channels); ++c) {
     check_line(fc, H, C, c, "forecast", a, series.channels[c]);
     check_line(base, H, C, c, "NLinear baseline", a, series.channels[c]);

@@ -1,6 +1,7 @@
 // attnfc predict: forecast the rows after the last one of each input CSV with a trained
 // model; what is checked in a history is in predict_checks, where forecasts go in
 // predict_output.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -121,25 +122,33 @@ InputForecast empty_forecast(const data::TimeSeries& series, const std::string& 
   return out;
 }
 
-// The segments --id names (all when it is empty), in the file's order; an unknown id is
-// an InputError.
+// The segments --id names (all when it is empty), in the order --id gives them, each once;
+// entries are trimmed as ids are when read. An id holding a comma can only be chosen alone
+// (--id "b,x" names it when no series is called "b"). An unknown id is an InputError.
 std::vector<size_t> chosen_series(const std::vector<data::SeriesSegment>& segments,
                                   const std::string& ids, const std::string& input) {
   std::vector<size_t> out;
+  const auto find = [&](const std::string& id) {
+    size_t k = 0;
+    while (k < segments.size() && segments[k].id != id) ++k;
+    return k;
+  };
   if (ids.empty()) {
     for (size_t k = 0; k < segments.size(); ++k) out.push_back(k);
     return out;
   }
+  if (const size_t whole = find(ids); whole < segments.size()) return {whole};
   for (size_t begin = 0; begin <= ids.size();) {
     const size_t comma = std::min(ids.find(',', begin), ids.size());
-    const std::string id = ids.substr(begin, comma - begin);
-    size_t k = 0;
-    while (k < segments.size() && segments[k].id != id) ++k;
+    std::string id = ids.substr(begin, comma - begin);
+    id.erase(0, id.find_first_not_of(" \t"));
+    id.erase(id.find_last_not_of(" \t") + 1);
+    const size_t k = find(id);
     if (k == segments.size())
       throw InputError("--id: found '" + id + "', expected a series of " + input + " (" +
                        std::to_string(segments.size()) + " series, the first '" +
                        segments.front().id + "')");
-    out.push_back(k);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
     begin = comma + 1;
   }
   return out;
@@ -153,7 +162,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
   InputForecast out = empty_forecast(panel, input);
-  out.time_name = panel.id_column + "," + out.time_name;
+  out.time_name = csv_cell(panel.id_column) + "," + out.time_name;
   const std::vector<data::SeriesSegment> segments = panel.series_segments();
   size_t unseen = 0;
   for (const size_t k : chosen_series(segments, a.ids, input)) {
@@ -179,6 +188,9 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
                              const PredictOptions& a) {
   data::TimeSeries series = lm.read_series(input);
   if (!series.id_column.empty()) return forecast_panel(lm, series, input, a);
+  if (!a.ids.empty())
+    throw InputError("--id: " + a.model +
+                     " was trained on a wide file (no data.id_column); expected no --id");
   report_history(check_history(lm, series), input, a.strict);
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(series, lm, input);

@@ -13,6 +13,15 @@ PanelScaler::PanelScaler(std::vector<std::string> ids, std::vector<Scaler> scale
   if (ids_.size() != scalers_.size())
     throw InputError("series_scalers: found " + std::to_string(ids_.size()) + " ids and " +
                      std::to_string(scalers_.size()) + " scalers; expected one scaler per id");
+  for (size_t k = 0; k < ids_.size(); ++k) {
+    if (!index_.emplace(ids_[k], k).second)
+      throw InputError("series_scalers: the id '" + ids_[k] +
+                       "' appears twice; expected each series once");
+    if (scalers_[k].channels() != scalers_.front().channels())
+      throw InputError("series_scalers: series '" + ids_[k] +
+                       "' is scaled over other channels than series '" + ids_.front() +
+                       "'; expected the same channels for every series");
+  }
 }
 
 PanelScaler PanelScaler::fit(const TimeSeries& series, const PanelSplit& split) {
@@ -33,9 +42,8 @@ PanelScaler PanelScaler::fit(const TimeSeries& series, const PanelSplit& split) 
 }
 
 const Scaler* PanelScaler::find(std::string_view id) const {
-  for (size_t k = 0; k < ids_.size(); ++k)
-    if (ids_[k] == id) return &scalers_[k];
-  return nullptr;
+  const auto it = index_.find(std::string(id));
+  return it == index_.end() ? nullptr : &scalers_[it->second];
 }
 
 nlohmann::json PanelScaler::to_json() const {

@@ -72,6 +72,21 @@ void WindowSampler::shuffle(uint64_t seed) {
   }
 }
 
+void WindowSampler::draw_by_series(uint64_t seed) {
+  std::vector<size_t> with_windows;  // once per epoch, not per step
+  for (size_t p = 0; p < parts_.size(); ++p)
+    if (count_windows(parts_[p], context_ + horizon_) > 0) with_windows.push_back(p);
+  if (with_windows.empty()) return;
+  const uint64_t per_window = mode_ == ChannelMode::kMixed ? 1 : series_->num_channels();
+  uint64_t counter = 0;
+  for (uint64_t& id : order_) {
+    const size_t p = with_windows[bounded(seed, counter, with_windows.size())];
+    const uint64_t w =
+        first_window_[p] + bounded(seed, counter, count_windows(parts_[p], context_ + horizon_));
+    id = w * per_window + bounded(seed, counter, per_window);
+  }
+}
+
 WindowRef WindowSampler::window(size_t position) const {
   const uint64_t id = order_[position];
   const size_t per_window = mode_ == ChannelMode::kMixed ? 1 : series_->num_channels();

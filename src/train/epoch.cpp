@@ -68,7 +68,11 @@ double train_step(Training& t, int64_t& samples) {
 bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Progress& progress,
                int64_t& steps_this_call) {
   LoopState& st = t.state;
-  t.train_windows.shuffle(kernels::random_bits(t.config.train.seed ^ kShuffleStream, st.epoch));
+  const uint64_t order_seed = kernels::random_bits(t.config.train.seed ^ kShuffleStream, st.epoch);
+  if (t.config.train.series_weighting == "series")
+    t.train_windows.draw_by_series(order_seed);
+  else
+    t.train_windows.shuffle(order_seed);
   const auto t0 = std::chrono::steady_clock::now();
   int64_t samples = 0;
   while (st.step_in_epoch < t.steps_per_epoch) {

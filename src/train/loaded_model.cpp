@@ -68,6 +68,14 @@ int kept_epoch(const std::string& text, const std::string& path) {
   return std::stoi(text);
 }
 
+data::PanelScaler series_scalers_of(const nlohmann::json& j, const std::string& path) {
+  try {
+    return data::PanelScaler::from_json(j);
+  } catch (const InputError& e) {
+    throw InputError(path + ": metadata " + e.what());
+  }
+}
+
 }  // namespace
 
 LoadedModel LoadedModel::load(const std::string& path) {
@@ -85,7 +93,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
   lm.scaler = data::Scaler::from_json(need("scaler"));
   lm.series_scalers = ck.meta("series_scalers").empty()
                           ? data::PanelScaler({""}, {lm.scaler})
-                          : data::PanelScaler::from_json(need("series_scalers"));
+                          : series_scalers_of(need("series_scalers"), path);
   const nlohmann::json cols = need("columns");
   if (!cols.is_array() || cols.empty())
     throw InputError(path + ": metadata 'columns': expected a non-empty array of names");
@@ -101,6 +109,12 @@ LoadedModel LoadedModel::load(const std::string& path) {
   if (lm.scaler.num_channels() != lm.columns.size())
     throw InputError(path + ": the scaler has " + std::to_string(lm.scaler.num_channels()) +
                      " channels but 'columns' names " + std::to_string(lm.columns.size()));
+  // Every series' scaler is applied to the model's columns: a hand-edited file must not
+  // make one read past them.
+  if (lm.series_scalers.size() == 0 || lm.series_scalers.at(0).channels() != lm.scaler.channels())
+    throw InputError(path + ": metadata 'series_scalers' does not scale the columns " +
+                     nlohmann::json(lm.columns).dump() +
+                     "; expected one scaler per series over them");
   if (lm.run.train.ensemble != ck.members())
     throw InputError(path + ": metadata 'config' says train.ensemble " +
                      std::to_string(lm.run.train.ensemble) + ", but the file holds " +
@@ -139,6 +153,16 @@ data::PanelScaler LoadedModel::scalers_for(const data::TimeSeries& series,
   }
   if (fitted) *fitted = fresh;
   return data::PanelScaler(std::move(ids), std::move(scalers));
+}
+
+data::Scaler LoadedModel::scaler_of(const data::TimeSeries& series, data::RowRange fit_rows,
+                                    const std::string& what) const {
+  if (series.num_series() != 1)
+    throw InputError(series.source + ": " + what + " reads one series, found " +
+                     std::to_string(series.num_series()) + " (data.id_column '" + series.id_column +
+                     "'); expected a file holding one of them");
+  const data::Scaler* stored = series_scalers.find(series.series_segments().front().id);
+  return stored ? *stored : data::Scaler::fit(series, fit_rows);
 }
 
 data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {

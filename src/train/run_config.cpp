@@ -125,6 +125,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
+  t.series_weighting = s.get_choice("series_weighting", t.series_weighting, {"window", "series"});
   t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
   // A number, or "auto": chosen on the validation split (train/linear_init.hpp).
   if (section.is_object() && section.contains("linear_ridge") &&
@@ -180,8 +181,9 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"columns", d.csv.value_columns},
                          {"missing", enum_name(d.csv.missing)},
                          {"regular", d.csv.regular},
-                         {"frequency", d.csv.frequency},
-                         {"id_column", d.csv.id_column}};
+                         {"frequency", d.csv.frequency}};
+  // Only for a panel: a wide run's config.json stays the same bytes as before panels.
+  if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")
     data["split"] = {
         {"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
@@ -213,6 +215,7 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"eval_batch_size", t.eval_batch_size},
                           {"evaluate_test", t.evaluate_test},
                           {"linear_init", t.linear_init},
+                          {"series_weighting", t.series_weighting},
                           {"linear_lr_scale", t.linear_lr_scale},
                           {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
                                                               : nlohmann::json(t.linear_ridge)},

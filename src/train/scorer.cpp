@@ -122,12 +122,13 @@ int64_t Scorer::validation_windows() const {
 double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
   std::vector<EvalPart> parts = part_rows("val");
   const auto window = static_cast<size_t>(context_ + horizon_);
-  if (max_windows > 0) {  // the first ones, in series order
-    auto left = static_cast<size_t>(max_windows);
+  if (max_windows > 0) {
+    // The first ones of each series, the budget shared evenly (a panel's early stopping
+    // must see every series, not the first few).
+    const size_t each = (static_cast<size_t>(max_windows) + parts.size() - 1) / parts.size();
     for (EvalPart& p : parts) {
-      const size_t n = std::min(left, data::count_windows(p.rows, window));
+      const size_t n = std::min(each, data::count_windows(p.rows, window));
       p.rows.end = n > 0 ? p.rows.begin + window + n - 1 : p.rows.begin;
-      left -= n;
     }
   }
   const int C = static_cast<int>(series_->num_channels());
@@ -156,6 +157,14 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
   if (!linear_start.empty()) all.push_back({"linear-start", model_forecaster(linear_start, C)});
   all.insert(all.end(), baselines_.begin(), baselines_.end());
   nlohmann::json out = {{"seasonal_period", period_}};
+  if (!split_.skipped.empty()) {  // a panel's series too short to score, said, not hidden
+    const auto first = split_.skipped.begin();
+    out["skipped_series"] = {
+        {"count", split_.skipped.size()},
+        {"first", std::vector<std::string>(
+                      first, first + std::min<ptrdiff_t>(
+                                         5, static_cast<ptrdiff_t>(split_.skipped.size())))}};
+  }
   const std::vector<data::SeriesSegment> segments = series_->series_segments();
   for (const auto& part : parts_) {
     const std::vector<EvalPart> rows = part_rows(part);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "attnfc/base/safetensors.hpp"
 #include "cli_run.hpp"
 
 namespace fs = std::filesystem;
@@ -109,4 +110,37 @@ TEST_CASE("panel: no series long enough is one clear error, exit 2") {
                            s.dir + "/run");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "none of the 3 series is long enough"));
+}
+
+TEST_CASE(
+    "panel: the same bits at 1 and 2 threads, drawn by window or by series; bad keys exit 2") {
+  Scratch s;
+  const std::string csv = write_panel(s.dir), config = write_config(s.dir, csv);
+  for (const char* weighting : {"window", "series"}) {
+    const std::string set = std::string(" --set train.series_weighting=") + weighting;
+    const Run one = run_attnfc("--threads 1 train --config " + config + set + " --out " + s.dir +
+                               "/t1_" + weighting);
+    const Run two = run_attnfc("--threads 2 train --config " + config + set + " --out " + s.dir +
+                               "/t2_" + weighting);
+    REQUIRE_MESSAGE(one.code == 0, one.out);
+    REQUIRE_MESSAGE(two.code == 0, two.out);
+    CHECK(slurp(s.dir + "/t1_" + weighting + "/model.safetensors") ==
+          slurp(s.dir + "/t2_" + weighting + "/model.safetensors"));
+  }
+  // The two orders train on different windows: their training losses differ.
+  const auto train_loss = [&](const std::string& run) {
+    const std::string log = slurp(s.dir + "/" + run + "/train_log.csv");
+    const size_t row = log.find('\n') + 1;
+    const size_t a = log.find(',', log.find(',', row) + 1) + 1;
+    return log.substr(a, log.find(',', a) - a);
+  };
+  CHECK(train_loss("t1_window") != train_loss("t1_series"));
+  const Run bad_id = run_attnfc("train --config " + config + " --set data.id_column=store --out " +
+                                s.dir + "/bad");
+  CHECK(bad_id.code == 2);
+  CHECK(contains(bad_id.out, "store"));
+  const Run bad_weight = run_attnfc("train --config " + config +
+                                    " --set train.series_weighting=equal --out " + s.dir + "/bad2");
+  CHECK(bad_weight.code == 2);
+  CHECK(contains(bad_weight.out, "train.series_weighting"));
 }

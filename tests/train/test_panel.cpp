@@ -163,3 +163,31 @@ TEST_CASE("panel scorer: aggregate MSE is the window mean, MASE the mean over se
         doctest::Approx(2500 * metric(m0, "original", "mse")).epsilon(1e-3));
   CHECK(all["test"]["series"] == 2);
 }
+
+TEST_CASE("panel sampler: drawn by series, a short series weighs as much as a long one") {
+  const data::TimeSeries s = make_panel({1000, 112, 60}, {1, 2, 3});
+  // Windows of 12 rows: 989, 101, 49; the last range is cut to 11 rows, which holds none.
+  const std::vector<data::RowRange> parts = {{0, 1000}, {1000, 1112}, {1112, 1123}};
+  data::WindowSampler w(s, parts, 8, 4, ChannelMode::kIndependent);
+  REQUIRE(w.num_windows() == 989 + 101);
+  w.draw_by_series(42);
+  size_t per_part[3] = {0, 0, 0};
+  for (size_t i = 0; i < w.num_windows(); ++i) {
+    const data::WindowRef r = w.window(i);
+    CHECK(r.start_row + 12 <= parts[r.part].end);
+    ++per_part[r.part];
+  }
+  CHECK(per_part[2] == 0);
+  // 1090 draws split evenly between the two series that have windows (binomial sd ~16.5).
+  CHECK(per_part[0] > 480);
+  CHECK(per_part[1] > 480);
+  // The same seed gives the same draws; shuffle() gives back every window once.
+  data::WindowSampler again(s, parts, 8, 4, ChannelMode::kIndependent);
+  again.draw_by_series(42);
+  for (size_t i = 0; i < w.num_windows(); i += 97)
+    CHECK(again.window(i).start_row == w.window(i).start_row);
+  w.shuffle(42);
+  std::set<size_t> starts;
+  for (size_t i = 0; i < w.num_windows(); ++i) starts.insert(w.window(i).start_row);
+  CHECK(starts.size() == w.num_windows());
+}

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnfc/data/scaler.hpp"
@@ -18,6 +19,7 @@ namespace attnfc::data {
 class PanelScaler {
  public:
   PanelScaler() = default;
+  // InputError when the counts differ, an id repeats, or the scalers' channels differ.
   PanelScaler(std::vector<std::string> ids, std::vector<Scaler> scalers);
 
   // One scaler per series of split (split.series[k] is its segment), fit on
@@ -38,6 +40,7 @@ class PanelScaler {
  private:
   std::vector<std::string> ids_;
   std::vector<Scaler> scalers_;
+  std::unordered_map<std::string, size_t> index_;  // id -> k: predict looks up every series
 };
 
 // values [series.rows() x channels] (series.values or a copy of it): the rows of segment

@@ -51,6 +51,12 @@ class WindowSampler {
   // machine and thread count. Use e.g. seed = base_seed + epoch.
   void shuffle(uint64_t seed);
 
+  // As many draws as there are windows, each a range (a series) picked uniformly among the
+  // ranges that have windows, then a window (and a channel) uniformly within it, with
+  // replacement, from `seed` alone: every series weighs the same in an epoch, however many
+  // windows it has (train.series_weighting "series").
+  void draw_by_series(uint64_t seed);
+
   WindowRef window(size_t position) const;
 
   // Fills samples order[first, first + count) into `out` (the sample layout of

@@ -56,6 +56,12 @@ struct LoadedModel {
   data::PanelScaler scalers_for(const data::TimeSeries& series, const data::PanelSplit& split,
                                 size_t* fitted = nullptr) const;
 
+  // The scaler of `series`, a file holding one series (InputError naming `what` and the
+  // file for a panel of several): the stored one for its id, else one fit on its rows
+  // `fit_rows` (a series the model was not trained on).
+  data::Scaler scaler_of(const data::TimeSeries& series, data::RowRange fit_rows,
+                         const std::string& what) const;
+
   Members members() const;
   const model::ModelConfig& config() const { return networks.front()->config(); }
   int context() const { return config().context_length; }

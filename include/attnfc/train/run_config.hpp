@@ -62,6 +62,10 @@ struct TrainConfig {
   // Networks trained from different seeds whose forecasts are averaged (train/ensemble.hpp);
   // 1 = one network. Member k (1-based) trains with seed + (k - 1) * kEnsembleSeedStride.
   int ensemble = 1;
+  // How a panel's series weigh in training: "window" (every training window once an epoch:
+  // a long series counts more) or "series" (each epoch draws windows series first, so every
+  // series counts the same; data::WindowSampler::draw_by_series).
+  std::string series_weighting = "window";
 };
 
 inline constexpr uint64_t kEnsembleSeedStride = 1000003;

@@ -34,7 +34,8 @@ class Scorer {
 
   // The validation metric: the model's MSE (scaled units; the mean over windows of each
   // window's mean squared error over its observed targets) on the first max_windows
-  // validation windows (0 = all). NaN when no window has an observed target.
+  // validation windows (0 = all; a panel: the first ceil(max_windows / series) of each
+  // series). NaN when no window has an observed target.
   double validation_mse(const Members& model, int64_t max_windows = 0) const;
 
   // The model ("attnfc"), its linear start ("linear-start": the model as it was before
