@@ -93,6 +93,54 @@ TEST_CASE("panel: one global model, every series forecast in one long CSV, score
   CHECK(unknown.code == 2);
   CHECK(contains(unknown.out, "--id: found 'zz'"));
 
+  // Each series comes back at its own scale: "b,x" is "a" x 10 (its mean over the horizon
+  // near 50, a's near 5). A sanity check of the output only: the causal norm and the delta
+  // target make a forecast nearly indifferent to which scaler is used, so the choice of the
+  // series' own scaler is tested where it is made (test_panel.cpp, PanelScaler).
+  const auto mean_of = [&](const std::string& lead) {
+    double sum = 0;
+    int n = 0;
+    for (size_t at = fc.find("\n" + lead); at != std::string::npos;
+         at = fc.find("\n" + lead, at + 1)) {
+      const size_t value = fc.find(',', at + 1 + lead.size()) + 1;
+      sum += std::stod(fc.substr(value, fc.find('\n', value) - value));
+      ++n;
+    }
+    return n > 0 ? sum / n : 0.0;
+  };
+  CHECK(mean_of("a,") == doctest::Approx(5).epsilon(0.25));
+  CHECK(mean_of("\"b,x\",") == doctest::Approx(50).epsilon(0.25));
+
+  // A hand-edited model whose series scalers cover other columns is refused, not obeyed.
+  auto file = attnfc::safetensors::read(model);
+  file.metadata["series_scalers"] =
+      R"({"ids":["a"],"scalers":[{"type":"zscore","channels":["x","y","z"],"mean":[0,0,0],)"
+      R"("scale":[1,1,1]}]})";
+  attnfc::safetensors::write(s.dir + "/hostile.safetensors", file);
+  const Run hostile = run_attnfc("predict -m " + s.dir + "/hostile.safetensors -i " + csv);
+  CHECK(hostile.code == 2);
+  CHECK(contains(hostile.out, "series_scalers"));
+
+  // plot and attention read one series: a panel of several is refused, a file holding one
+  // series of it is read (and scaled by that series' own scaler).
+  const Run attention = run_attnfc("attention --model " + model + " --input " + csv);
+  CHECK(attention.code == 2);
+  CHECK(contains(attention.out, "attention reads one series, found 3"));
+  const Run plot =
+      run_attnfc("plot --model " + model + " --input " + csv + " --output " + s.dir + "/p.html");
+  CHECK(plot.code == 2);
+  CHECK(contains(plot.out, "3 series"));
+  {
+    std::ofstream b(s.dir + "/b.csv");
+    const std::string all = slurp(csv);
+    for (size_t at = 0, nl; (nl = all.find('\n', at)) != std::string::npos; at = nl + 1) {
+      const std::string line = all.substr(at, nl - at);
+      if (at == 0 || line.rfind("\"b,x\"", 0) == 0) b << line << "\n";
+    }
+  }
+  const Run one_series = run_attnfc("attention --model " + model + " --input " + s.dir + "/b.csv");
+  CHECK_MESSAGE(one_series.code == 0, one_series.out);
+
   const Run eval =
       run_attnfc("evaluate -m " + model + " -i " + csv + " --json " + s.dir + "/e.json");
   REQUIRE_MESSAGE(eval.code == 0, eval.out);
