@@ -77,21 +77,29 @@ inline std::string train_micro_model(const std::string& dir, const std::string& 
   return dir + "/run/model.safetensors";
 }
 
-// A scratch folder (temp/<prefix><pid>, removed at the end) holding etth1_head.csv and
-// the micro model trained on it (train_micro_model with `data_keys`).
-struct MicroModel {
-  std::string dir, csv, model;
-  explicit MicroModel(const std::string& prefix, const std::string& data_keys = "") {
+// An empty scratch folder temp/<prefix><pid>, removed at the end.
+struct ScratchDir {
+  std::string dir;
+  explicit ScratchDir(const std::string& prefix) {
     namespace fs = std::filesystem;
     dir = (fs::temp_directory_path() / (prefix + std::to_string(::getpid()))).string();
     fs::remove_all(dir);
     fs::create_directories(dir);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(dir); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// A scratch folder holding etth1_head.csv and the micro model trained on it
+// (train_micro_model with `data_keys`).
+struct MicroModel : ScratchDir {
+  std::string csv, model;
+  explicit MicroModel(const std::string& prefix, const std::string& data_keys = "")
+      : ScratchDir(prefix) {
     csv = write_etth1_head(dir, 701);
     model = train_micro_model(dir, csv, data_keys);
   }
-  ~MicroModel() { std::filesystem::remove_all(dir); }
-  MicroModel(const MicroModel&) = delete;
-  MicroModel& operator=(const MicroModel&) = delete;
 };
 
 }  // namespace cli_test

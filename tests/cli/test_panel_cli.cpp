@@ -55,14 +55,8 @@ std::string write_config(const std::string& dir, const std::string& csv) {
   return path;
 }
 
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    dir = (fs::temp_directory_path() / ("attnfc_panel_" + std::to_string(::getpid()))).string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
+struct Scratch : cli_test::ScratchDir {
+  Scratch() : ScratchDir("attnfc_panel_") {}
 };
 
 }  // namespace

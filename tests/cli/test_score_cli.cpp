@@ -17,12 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Two series of period 4 (history 40 values, horizon 4) and their long-format files.
-struct ScoreFiles {
-  std::string dir;
-  ScoreFiles() {
-    dir = (fs::temp_directory_path() / ("attnfc_score_" + std::to_string(::getpid()))).string();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+struct ScoreFiles : cli_test::ScratchDir {
+  ScoreFiles() : ScratchDir("attnfc_score_") {
     std::ofstream h(dir + "/history.csv"), a(dir + "/actual.csv");
     h << "id,time,value\n";
     a << "id,time,value\n";
@@ -37,7 +33,6 @@ struct ScoreFiles {
           "id,time,value\nA,40,8\nA,41,12\nA,42,15\nA,43,18\n"
           "B,40,48\nB,41,52\nB,42,55\nB,43,58\n");
   }
-  ~ScoreFiles() { fs::remove_all(dir); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(dir + "/" + name) << text;
     return dir + "/" + name;
