@@ -27,13 +27,18 @@ namespace {
 // the forecast it wrote) accepts.
 constexpr int64_t kLastReadableTime = 253402300799;
 
+// The columns predict writes: the targets (the first channels), not the past covariates.
+size_t targets_of(const data::TimeSeries& series) {
+  return series.target_channels > 0 ? series.target_channels : series.num_channels();
+}
+
 // After inverse scaling: a series near FLT_MAX or a checkpoint scale of 1e300 turns
 // finite network outputs into inf, which must not be printed with exit 0.
 void check_finite(const std::vector<float>& forecast, const data::TimeSeries& series, int H,
                   const std::string& input, const std::string& model) {
   const size_t C = series.num_channels();
   for (int h = 0; h < H; ++h)
-    for (size_t c = 0; c < C; ++c) {
+    for (size_t c = 0; c < targets_of(series); ++c) {
       const float v = forecast[static_cast<size_t>(h) * C + c];
       if (std::isfinite(v)) continue;
       throw InputError(input + ": column '" + series.channels[c] + "': the forecast at step " +
@@ -104,7 +109,7 @@ void append_rows(InputForecast& out, const data::TimeSeries& series,
   char buf[64];
   for (int h = 0; h < H; ++h) {
     std::string row = lead + series.format_time(stamps[h]);
-    for (int c = 0; c < C; ++c) {
+    for (int c = 0; c < static_cast<int>(targets_of(series)); ++c) {
       std::snprintf(buf, sizeof buf, ",%.7g", forecast[static_cast<size_t>(h) * C + c]);
       row += buf;
     }
@@ -117,8 +122,8 @@ InputForecast empty_forecast(const data::TimeSeries& series, const std::string& 
                     series.time_columns.size() == 1 ? series.time_columns[0] : "date",
                     "",
                     {},
-                    static_cast<int>(series.num_channels())};
-  for (const auto& c : series.channels) out.columns += "," + c;
+                    static_cast<int>(targets_of(series))};
+  for (size_t c = 0; c < targets_of(series); ++c) out.columns += "," + series.channels[c];
   return out;
 }
 

@@ -20,6 +20,7 @@ TimeSeries series_of(const TimeSeries& panel, size_t k) {
   s.frequency = panel.frequency;
   s.frequency_inferred = panel.frequency_inferred;
   s.missing_policy = panel.missing_policy;
+  s.target_channels = panel.target_channels;
   const auto first = static_cast<ptrdiff_t>(seg.begin), last = static_cast<ptrdiff_t>(seg.end);
   s.timestamps.assign(panel.timestamps.begin() + first, panel.timestamps.begin() + last);
   const auto width = static_cast<ptrdiff_t>(nc);

@@ -111,6 +111,10 @@ size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {
   const float* values = series_->values.data();
   const uint8_t* observed = series_->observed.data();
   const bool mask_targets = series_->missing_policy == MissingPolicy::kMask;
+  // Lanes from `targets` on are past covariates (mixed samples only): never targets.
+  const size_t targets = series_->target_channels > 0 && mode_ == ChannelMode::kMixed
+                             ? series_->target_channels
+                             : width_;
   // Row-major series: sample step t of window w, lane k is values[(w.start_row + t) * nc +
   // lane0 + k], with one lane from w.channel (independent) or all nc lanes (mixed).
   const size_t ctx_stride = context_ * width_, tgt_stride = horizon_ * width_;
@@ -130,7 +134,7 @@ size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {
       for (size_t k = 0; k < width_; ++k) {
         const size_t src = base + (context_ + t) * nc + k;
         tgt[t * width_ + k] = values[src];
-        tgt_obs[t * width_ + k] = mask_targets ? observed[src] : uint8_t{1};
+        tgt_obs[t * width_ + k] = k < targets ? (mask_targets ? observed[src] : uint8_t{1}) : 0;
       }
   }
   return count;

@@ -108,7 +108,9 @@ int64_t prepare_targets(const ModelConfig& cfg, const SeriesView& s, bool last_o
           const int64_t k = ((b * n_out + slot) * H + h) * C + c;
           // Every target lies inside a window of L + H steps; the check keeps a
           // shorter series safe (those targets are simply not scored).
-          const bool ok = t < s.length && s.observed(b, t, c);
+          // A past covariate (c >= target_channels) is an input only, never a target.
+          const bool target = cfg.target_channels == 0 || c < cfg.target_channels;
+          const bool ok = target && t < s.length && s.observed(b, t, c);
           y[k] = ok ? s.value(b, t, c) : 0.0f;
           m[k] = ok ? 1.0f : 0.0f;
           observed += ok;

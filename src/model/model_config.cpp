@@ -49,6 +49,11 @@ void ModelConfig::validate() const {
                      "), e.g. " + (below > 0 ? std::to_string(below) + " or " : "") +
                      std::to_string(above));
   }
+  if (target_channels < 0 || target_channels > channels ||
+      (target_channels > 0 && channel_mode != ChannelMode::kMixed))
+    throw InputError(key("target_channels") + ": found " + std::to_string(target_channels) +
+                     ", expected 0, or 1 to model.channels (" + std::to_string(channels) +
+                     ") with model.channel_mode \"mixed\"");
   if (linear_lookback > 0 && channel_mode == ChannelMode::kMixed) {
     throw InputError(key("linear_lookback") + ": found " + std::to_string(linear_lookback) +
                      ", but the linear shortcut maps one series at a time; use 0 with "
@@ -77,6 +82,7 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.horizon = static_cast<int>(s.get_int("horizon", c.horizon, 1, 65536));
   c.channel_mode = get_enum(s, "channel_mode", c.channel_mode);
   c.channels = static_cast<int>(s.get_int("channels", c.channels, 1, 4096));
+  c.target_channels = static_cast<int>(s.get_int("target_channels", c.target_channels, 0, 4096));
   c.norm = get_enum(s, "norm", c.norm);
   c.norm_eps = static_cast<float>(s.get_number("norm_eps", c.norm_eps, 0, 1, true));
   c.target = get_enum(s, "target", c.target);
@@ -105,6 +111,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["horizon"] = c.horizon;
   j["channel_mode"] = enum_name(c.channel_mode);
   j["channels"] = c.channels;
+  j["target_channels"] = c.target_channels;
   j["norm"] = enum_name(c.norm);
   j["norm_eps"] = c.norm_eps;
   j["target"] = enum_name(c.target);

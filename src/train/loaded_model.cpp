@@ -170,7 +170,9 @@ data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
   opt.path = csv_path;
   opt.value_columns = columns;
   opt.regular = false;
-  return data::load_series(opt);
+  data::TimeSeries series = data::load_series(opt);
+  series.target_channels = static_cast<size_t>(config().target_channels);
+  return series;
 }
 
 }  // namespace attnfc::train

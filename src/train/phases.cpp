@@ -31,7 +31,11 @@ void report_skipped(const data::TimeSeries& series, const data::PanelSplit& spli
 
 std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   auto d = std::make_unique<RunData>();
-  d->series = data::load_series(config.data.csv);
+  data::CsvOptions csv = config.data.csv;
+  csv.value_columns = config.data.value_columns();  // the targets, then the covariates
+  d->series = data::load_series(csv);
+  d->series.target_channels =
+      config.data.csv.value_columns.size() * (config.data.past_covariates.empty() ? 0 : 1);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
   d->split = make_panel_split(config.data, d->series, L, H);

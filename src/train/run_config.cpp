@@ -1,5 +1,6 @@
 #include "attnfc/train/run_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "attnfc/base/error.hpp"
@@ -63,6 +64,16 @@ DataConfig parse_data(const nlohmann::json& section) {
     d.csv.value_columns = s.get_string_list("targets", {});
   }
   d.csv.id_column = s.get_string("id_column", "");
+  d.past_covariates = s.get_string_list("past_covariates", {});
+  if (!d.past_covariates.empty() && d.csv.value_columns.empty())
+    throw InputError(
+        "data.past_covariates: expected data.targets too (the columns to forecast), since "
+        "every other column would otherwise be a target");
+  for (const std::string& c : d.past_covariates)
+    if (std::find(d.csv.value_columns.begin(), d.csv.value_columns.end(), c) !=
+        d.csv.value_columns.end())
+      throw InputError("data.past_covariates: '" + c +
+                       "' is also in data.targets; expected each column in one role");
   d.csv.missing = data::parse_missing_policy(
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
   d.csv.regular = s.get_bool("regular", false);
@@ -182,6 +193,7 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"missing", enum_name(d.csv.missing)},
                          {"regular", d.csv.regular},
                          {"frequency", d.csv.frequency}};
+  if (!d.past_covariates.empty()) data["past_covariates"] = d.past_covariates;
   // Only for a panel: a wide run's config.json stays the same bytes as before panels.
   if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")
@@ -223,8 +235,20 @@ nlohmann::json to_json(const RunConfig& r) {
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 
+std::vector<std::string> DataConfig::value_columns() const {
+  std::vector<std::string> all = csv.value_columns;
+  all.insert(all.end(), past_covariates.begin(), past_covariates.end());
+  return all;
+}
+
 void resolve_model_channels(RunConfig& config, size_t data_channels) {
+  const auto covariates = static_cast<int>(config.data.past_covariates.size());
+  if (covariates > 0 && config.model.channel_mode != ChannelMode::kMixed)
+    throw InputError(
+        "data.past_covariates: a channel-independent model reads each column alone and "
+        "cannot use covariates; expected model.channel_mode \"mixed\"");
   if (config.model.channel_mode != ChannelMode::kMixed) return;
+  if (covariates > 0) config.model.target_channels = static_cast<int>(data_channels) - covariates;
   const int C = static_cast<int>(data_channels);
   if (!config.model_channels_given) config.model.channels = C;
   if (config.model.channels != C)

@@ -213,3 +213,38 @@ TEST_CASE("attention maps are causal rows summing to one") {
     }
   }
 }
+
+TEST_CASE("model: a past covariate is an input only, never a target (model.target_channels)") {
+  ModelConfig c = model_test::micro_config();
+  c.channel_mode = ChannelMode::kMixed;
+  c.channels = 2;
+  const int64_t B = 3, L = c.context_length, H = c.horizon, T = L + H;
+  const std::vector<float> win = model_test::make_series(B * T, 2, 11);
+  const auto loss_of = [&](int targets, const std::vector<float>& w) {
+    ModelConfig cc = c;
+    cc.target_channels = targets;
+    ag::ParameterSet params;
+    const model::PatchTransformer m(cc, params, 5);
+    ag::Graph g;
+    ag::GraphScope scope(g);
+    return m.loss(model_test::samples_from_windows(w, B, L, H, 2).view(B)).item();
+  };
+  // Channel 1's future values: with target_channels 1 they are not targets, so changing
+  // them changes nothing; with every channel a target they change the loss.
+  std::vector<float> moved = win;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = L; t < T; ++t) moved[static_cast<size_t>((b * T + t) * 2 + 1)] += 3.0f;
+  CHECK(loss_of(1, moved) == loss_of(1, win));
+  CHECK(loss_of(0, moved) != loss_of(0, win));
+  // Channel 0's future is a target either way.
+  std::vector<float> target_moved = win;
+  for (int64_t b = 0; b < B; ++b) target_moved[static_cast<size_t>((b * T + L) * 2)] += 3.0f;
+  CHECK(loss_of(1, target_moved) != loss_of(1, win));
+  // Only mixed samples have covariates, and at most model.channels of them are targets.
+  ModelConfig bad = c;
+  bad.target_channels = 3;
+  CHECK_THROWS_AS(bad.validate(), InputError);
+  bad = model_test::micro_config();
+  bad.target_channels = 1;
+  CHECK_THROWS_AS(bad.validate(), InputError);
+}

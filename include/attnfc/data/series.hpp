@@ -89,6 +89,10 @@ struct TimeSeries {
   // through series_segments().
   std::string id_column;
   std::vector<SeriesSegment> segments;
+  // The first target_channels channels are targets, the rest past covariates (inputs only:
+  // the sampler flags their target values as not counting). 0 = every channel is a target.
+  // Set by the train layer from data.past_covariates, not by the reader.
+  size_t target_channels = 0;
   // A panel's rows are regrouped by series: table_rows[row] is the CsvTable data row it was
   // read from (for messages naming a line). Empty = row r came from data row r.
   std::vector<size_t> table_rows;

@@ -64,7 +64,8 @@ class WindowSampler {
   // count = min(batch_size, num_windows() - batch_index * batch_size); returns count.
   //   context_observed: 1 where observed (filled inputs are flagged 0, whatever the policy)
   //   target_observed:  1 where the target counts: observed, or any value unless the
-  //                     series' missing policy is kMask
+  //                     series' missing policy is kMask; 0 for a past covariate (a channel at or
+  //                     after series.target_channels, mixed samples)
   size_t fill_batch(size_t batch_index, SampleBuffers& out) const;
 
  private:

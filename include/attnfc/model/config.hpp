@@ -30,6 +30,10 @@ struct ModelConfig {
   int horizon = 96;          // H: values each position predicts, [1, 65536]
   ChannelMode channel_mode = ChannelMode::kIndependent;
   int channels = 1;  // [1, 4096]; series per token in "mixed" mode (ignored when independent)
+  // "mixed" only: the first target_channels channels are forecast and trained on, the rest
+  // are past covariates (inputs, never targets: left out of the loss at every position).
+  // 0 = every channel is a target. Set from data.targets / data.past_covariates.
+  int target_channels = 0;
 
   InputNorm norm = InputNorm::kCausal;
   float norm_eps = 1e-5f;  // (0, 1]: sigma = sqrt(var + norm_eps)

@@ -20,7 +20,11 @@
 namespace attnfc::train {
 
 struct DataConfig {
-  data::CsvOptions csv;  // csv.path from "path", csv.value_columns from "columns"
+  data::CsvOptions csv;  // csv.path from "path", csv.value_columns from "columns" / "targets"
+  // Columns observed up to the forecast origin: inputs of a mixed model, never forecast or
+  // scored. The series is read with the targets first, then these (value_columns()).
+  std::vector<std::string> past_covariates;
+  std::vector<std::string> value_columns() const;
   // "split": a protocol name ("etth", "ettm", "custom", or "auto": from the file name),
   // or an object {"train_rows", "val_rows", "test_rows"} | {"train_frac", "test_frac"} |
   // {"val_start", "test_start"} (timestamps), or "last_horizon" (the M4 protocol: per series,

@@ -1,0 +1,75 @@
+// Past covariates (data.past_covariates): columns a mixed model reads but never forecasts or
+// scores. Trained, predicted and evaluated as a user runs them, and the config mistakes
+// refused with the key named and exit 2.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "cli_run.hpp"
+
+using cli_test::contains;
+using cli_test::Run;
+using cli_test::run_attnfc;
+using cli_test::slurp;
+
+namespace {
+
+struct Covariates : cli_test::ScratchDir {
+  std::string csv;
+  Covariates() : ScratchDir("attnfc_covariates_") { csv = cli_test::write_etth1_head(dir, 701); }
+  // A micro mixed model: OT the target, HUFL and MUFL past covariates, plus `extra` data keys.
+  std::string config(const std::string& extra, const std::string& mode = "mixed") const {
+    const std::string path = dir + "/cov.json";
+    std::ofstream(path) << R"({
+  "data": {"path": ")" + csv + R"(", "targets": ["OT"], "past_covariates": ["HUFL", "MUFL"], )" +
+                               extra + R"(
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0, "channel_mode": ")" +
+                               mode + R"(", "linear_lookback": 0},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3,
+            "linear_init": "zero"}
+})";
+    return path;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("covariates: read, never forecast or scored; predict writes the targets only") {
+  Covariates s;
+  const Run train = run_attnfc("train --config " + s.config("") + " --out " + s.dir + "/run");
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  const std::string resolved = slurp(s.dir + "/run/config.json");
+  CHECK(contains(resolved, "\"target_channels\": 1"));
+  CHECK(contains(resolved, "\"channels\": 3"));
+  const std::string model = s.dir + "/run/model.safetensors";
+  const Run predict = run_attnfc("predict -m " + model + " -i " + s.csv);
+  REQUIRE_MESSAGE(predict.code == 0, predict.out);
+  CHECK(contains(predict.out, "date,OT\n"));
+  CHECK(!contains(predict.out, "HUFL"));
+  const Run eval =
+      run_attnfc("evaluate -m " + model + " -i " + s.csv + " --json " + s.dir + "/e.json");
+  REQUIRE_MESSAGE(eval.code == 0, eval.out);
+  // The test split: 113 windows x 8 steps x 1 target: the covariates add no scored values.
+  CHECK(contains(slurp(s.dir + "/e.json"), "\"values\": 904"));
+}
+
+TEST_CASE("covariates: config mistakes name the key, exit 2") {
+  Covariates s;
+  Run r = run_attnfc("train --config " + s.config("", "independent") + " --out " + s.dir + "/a");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "data.past_covariates: a channel-independent model"));
+  r = run_attnfc("train --config " + s.config("") +
+                 " --set 'data.past_covariates=[\"OT\"]' --out " + s.dir + "/b");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "'OT' is also in data.targets"));
+  r = run_attnfc("train --config " + s.config("") + " --set data.targets=[] --out " + s.dir + "/c");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "data.past_covariates: expected data.targets too"));
+  r = run_attnfc("train --config " + s.config("") +
+                 " --set 'data.past_covariates=[\"nope\"]' --out " + s.dir + "/d");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "nope"));
+}
