@@ -6,11 +6,13 @@
 namespace attnfc::data {
 
 TimeSeries series_of(const TimeSeries& panel, size_t k) {
-  const std::vector<SeriesSegment> segments = panel.series_segments();
-  if (k >= segments.size())
+  // Indexed in place, not through series_segments(): predict takes every series of a
+  // panel apart, and a copy of the segment list per call would make that quadratic.
+  if (k >= panel.num_series())
     throw std::out_of_range("series_of: segment " + std::to_string(k) + " of " +
-                            std::to_string(segments.size()));
-  const SeriesSegment& seg = segments[k];
+                            std::to_string(panel.num_series()));
+  const SeriesSegment seg =
+      panel.segments.empty() ? SeriesSegment{"", 0, panel.rows()} : panel.segments[k];
   const size_t nc = panel.num_channels();
   TimeSeries s;
   s.source = panel.source;

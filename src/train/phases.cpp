@@ -34,13 +34,14 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   data::CsvOptions csv = config.data.csv;
   csv.value_columns = config.data.value_columns();  // the targets, then the covariates
   d->series = data::load_series(csv);
-  d->series.target_channels =
-      config.data.csv.value_columns.size() * (config.data.past_covariates.empty() ? 0 : 1);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
   d->split = make_panel_split(config.data, d->series, L, H);
   report_skipped(d->series, d->split);
   resolve_model_channels(config, d->series.num_channels());
+  // The sampler and the scores leave the covariates out as the model's loss does: one
+  // number, resolved once from the data (resolve_model_channels).
+  d->series.target_channels = static_cast<size_t>(config.model.target_channels);
   d->scaler = data::PanelScaler::fit(d->series, d->split);
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");

@@ -58,18 +58,22 @@ TEST_CASE("covariates: read, never forecast or scored; predict writes the target
 
 TEST_CASE("covariates: config mistakes name the key, exit 2") {
   Covariates s;
-  Run r = run_attnfc("train --config " + s.config("", "independent") + " --out " + s.dir + "/a");
-  CHECK(r.code == 2);
-  CHECK(contains(r.out, "data.past_covariates: a channel-independent model"));
-  r = run_attnfc("train --config " + s.config("") +
-                 " --set 'data.past_covariates=[\"OT\"]' --out " + s.dir + "/b");
-  CHECK(r.code == 2);
-  CHECK(contains(r.out, "'OT' is also in data.targets"));
-  r = run_attnfc("train --config " + s.config("") + " --set data.targets=[] --out " + s.dir + "/c");
-  CHECK(r.code == 2);
-  CHECK(contains(r.out, "data.past_covariates: expected data.targets too"));
-  r = run_attnfc("train --config " + s.config("") +
-                 " --set 'data.past_covariates=[\"nope\"]' --out " + s.dir + "/d");
-  CHECK(r.code == 2);
-  CHECK(contains(r.out, "nope"));
+  // Each mistake: the channel mode, an override, and what the one-line error says. The
+  // config file is written per case (Covariates::config reuses one path).
+  const struct {
+    std::string mode, set, expect;
+  } mistakes[] = {
+      {"independent", "", "data.past_covariates: a channel-independent model"},
+      {"mixed", "'data.past_covariates=[\"OT\"]'", "'OT' is also in data.targets"},
+      {"mixed", "data.targets=[]", "data.past_covariates: expected data.targets too"},
+      {"mixed", "'data.past_covariates=[\"nope\"]'", "nope"},
+  };
+  int k = 0;
+  for (const auto& m : mistakes) {
+    const std::string set = m.set.empty() ? "" : " --set " + m.set;
+    const Run r = run_attnfc("train --config " + s.config("", m.mode) + set + " --out " + s.dir +
+                             "/m" + std::to_string(k++));
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(contains(r.out, m.expect), r.out);
+  }
 }
