@@ -2,13 +2,18 @@
 """PyTorch rebuild of attnfc's PatchTransformer from docs/MODEL.md alone.
 
 It reads attnfc checkpoints (.safetensors) with its own reader, rebuilds the
-model in plain torch ops, and checks that torch's forward matches attnfc's.
+model in plain torch ops (the cross-attention decoder's attention is torch's own
+multi_head_attention_forward), and checks that torch's forward matches attnfc's,
+and for the decoder cases also the training loss and every parameter's gradient.
 
   torch_reference.py check DIR [--out JSON]
       DIR holds what `ATTNFC_TORCH_EXPORT=DIR test_model -tc="torch reference*"`
       wrote: case_<name>.safetensors (+ _data) and trajectory_*.safetensors.
-      Compares every case's forward with attnfc's (max abs diff <= 1e-4),
-      trains the trajectory model 10 AdamW steps in float64, and writes the
+      Compares every case's forward with attnfc's: the linear-head cases in
+      float32 (max abs diff <= 1e-4); the cross-attention cases (their _data
+      holds target, known inputs and attnfc's gradients) in float64, forward,
+      loss and per-tensor gradients to 1e-5 relative (max |diff| / max |torch|).
+      Then trains the trajectory model 10 AdamW steps in float64, and writes the
       reference numbers (tests/model/data/torch_reference.json) to --out.
   torch_reference.py predict CHECKPOINT CONTEXT.csv
       Forecast from the last position for each row of a CSV of context rows.
@@ -72,6 +77,8 @@ class PatchTransformer:
         self.H = cfg["horizon"]
         self.C = cfg["channels"] if cfg["channel_mode"] == "mixed" else 1
         self.d = cfg["d_model"]
+        # MODEL.md 4b: one query per horizon step reads the encoder (forecast origin only).
+        self.cross = cfg.get("decoder", "linear") == "cross_attention"
         self.train_dropout = 0.0  # MODEL.md's dropout; only the benchmark turns it on
         self.pos = sinusoidal(self.N, self.d).to(dtype)  # once, not in every forward
 
@@ -141,7 +148,8 @@ class PatchTransformer:
         out = (w @ v).transpose(1, 2).reshape(B, N, d)
         return F.linear(out, self.p[name + ".out_proj.weight"], self.p[name + ".out_proj.bias"])
 
-    def forward(self, feats, scale, offset, last_only=False, lookback=None):
+    def encode(self, feats):
+        """MODEL.md 4 up to the final LayerNorm: features [B, N, 2PC] -> [B, N, d]."""
         cfg = self.cfg
         if cfg["embedding"] == "linear":
             x = self.linear(feats, "embed")
@@ -152,37 +160,92 @@ class PatchTransformer:
             x = x + self.p["pos_embedding"]
         elif cfg["positional"] == "sinusoidal":
             x = x + self.pos
-        p = self.train_dropout
-        drop = (lambda t: F.dropout(t, p, training=True)) if p > 0 else (lambda t: t)
+        drop = self.dropout_fn()
         x = drop(x)
         for i in range(cfg["n_layers"]):
             b = f"blocks.{i}."
             x = x + drop(self.attention(self.layernorm(x, b + "norm1"), b + "attn"))
-            x = x + drop(self.linear(self.linear(self.layernorm(x, b + "norm2"), b + "ff_in", "gelu"),
-                                     b + "ff_out"))
-        x = self.layernorm(x, "final_norm")
-        if last_only:
-            x = x[:, -1:, :]
-        raw = self.linear(x, "head")
+            x = x + drop(self.feed_forward(self.layernorm(x, b + "norm2"), b))
+        return self.layernorm(x, "final_norm")
+
+    def dropout_fn(self):
+        p = self.train_dropout
+        return (lambda t: F.dropout(t, p, training=True)) if p > 0 else (lambda t: t)
+
+    def feed_forward(self, x, prefix):
+        return self.linear(self.linear(x, prefix + "ff_in", "gelu"), prefix + "ff_out")
+
+    def forward(self, feats, scale, offset, last_only=False, lookback=None, known=None):
+        """Returns pred [B, n, H, C]: n = N, or 1 when last_only or with the cross-attention
+        decoder (whose scale, offset and lookback must then be position N-1's)."""
+        x = self.encode(feats)
+        if self.cross:
+            raw = self.decode(x, known)  # [B, 1, H*C]
+        else:
+            if last_only:
+                x = x[:, -1:, :]
+            raw = self.linear(x, "head")  # [B, n, H*C]
         if lookback is not None:  # linear shortcut, [B, n, K] -> [B, n, H]; bias after
             raw = raw + F.linear(lookback, self.p["linear_skip.weight"])
-        raw = raw.reshape(x.shape[0], x.shape[1], self.H, self.C)
+        raw = raw.reshape(raw.shape[0], raw.shape[1], self.H, self.C)
         pred = raw * scale + offset  # [B, n, H, C]
         if lookback is not None:
             pred = pred + self.p["linear_skip.bias"][None, None, :, None]
         return pred
 
-    def loss(self, window, observed=None):
-        """window [B, L+H, C]: MODEL.md "Training loss"."""
+    # --- MODEL.md 4b, the cross-attention decoder
+    def queries(self, known, B):
+        """known = (u [B, H, K] or None, a [B, S] or None, g [B, G] int64 or None) -> [B, H, d]."""
+        cfg, p = self.cfg, self.p
+        u, a, g = known if known is not None else (None, None, None)
+        q = p["decoder.step_embedding"].expand(B, self.H, self.d)
+        if cfg.get("known_features", 0) > 0:
+            q = q + self.linear(u, "decoder.known_proj")
+        if cfg.get("static_numeric", 0) > 0:
+            q = q + self.linear(a, "decoder.static_proj")[:, None, :]  # the same for every h
+        for k in range(len(cfg.get("static_categories", []))):
+            q = q + p[f"decoder.static_embedding.{k}"][g[:, k]][:, None, :]  # row g[b, k]
+        return q
+
+    def cross_attention(self, q, E, name):
+        """torch's own nn.MultiheadAttention math: Q from q [B, H, d], K and V from E [B, N, d],
+        no mask. Its packed in_proj split (rows 0..d-1 Q, d..2d-1 K, 2d..3d-1 V) is MODEL.md's."""
+        p = self.p
+        out, _ = F.multi_head_attention_forward(
+            q.transpose(0, 1), E.transpose(0, 1), E.transpose(0, 1), self.d, self.cfg["n_heads"],
+            p[name + ".in_proj_weight"], p[name + ".in_proj_bias"], None, None, False, 0.0,
+            p[name + ".out_proj.weight"], p[name + ".out_proj.bias"], training=False,
+            need_weights=False)
+        return out.transpose(0, 1)  # [B, H, d]
+
+    def decode(self, E, known):
+        """E [B, N, d] (after final_norm) -> r [B, 1, H*C]."""
+        B = E.shape[0]
+        q = self.queries(known, B)
+        drop = self.dropout_fn()
+        for j in range(self.cfg.get("decoder_layers", 1)):
+            b = f"decoder.blocks.{j}."
+            q = q + drop(self.cross_attention(self.layernorm(q, b + "norm1"), E, b + "cross_attn"))
+            q = q + drop(self.feed_forward(self.layernorm(q, b + "norm2"), b))
+        r = self.linear(self.layernorm(q, "decoder.final_norm"), "head")  # [B, H, C]
+        return r.reshape(B, 1, self.H * self.C)
+
+    def loss(self, window, observed=None, known=None):
+        """window [B, L+H, C], observed likewise (None = all observed), known as for queries():
+        MODEL.md "Training loss"."""
         cfg, P, L, H = self.cfg, self.P, self.L, self.H
         if observed is None:
             observed = np.ones_like(window)
         last_only = cfg["loss_positions"] == "last"
         feats, scale, offset, look = self.prepare(window[:, :L], observed[:, :L], last_only)
-        pred = self.forward(feats, scale, offset, last_only, look)
+        pred = self.forward(feats, scale, offset, last_only, look, known)
         ns = [self.N - 1] if last_only else range(self.N)
         tgt = np.stack([window[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
         msk = np.stack([observed[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
+        T = cfg.get("target_channels", 0)
+        if T > 0:  # a past covariate (channel >= T) is an input only, never a target
+            msk = msk.copy()
+            msk[..., T:] = 0
         tgt = torch.tensor(tgt, dtype=self.dtype)
         msk = torch.tensor(msk, dtype=self.dtype)
         d = pred - tgt
@@ -221,23 +284,100 @@ def as_blc(a, C):
 # ----------------------------------------------------------------- commands
 
 
-def cmd_check(args):
-    d = args.dir
-    result = {"cases": {}, "trajectory": []}
-    worst_all = 0.0
+FORWARD_ABS = 1e-4  # float32 torch against float32 attnfc, the linear-head cases
+FORWARD_REL = 1e-5  # float64 torch against attnfc: max |diff| / max |torch| over a case
+GRAD_REL = 1e-5     # per tensor: max |g_torch - g_attnfc| / max |g_torch|
+
+
+def known_inputs(model, data):
+    """The decoder's inputs of a _data file: (u [B,H,K], a [B,S], g [B,G] int64), None if absent."""
+    t = lambda a: torch.tensor(a, dtype=model.dtype)
+    u = t(data["known"]) if "known" in data else None
+    a = t(data["static_numeric"]) if "static_numeric" in data else None
+    g = torch.tensor(data["static_codes"].astype(np.int64)) if "static_codes" in data else None
+    return u, a, g
+
+
+def rel_diff(ref, other):
+    """max |ref - other| / max |ref| (0 when both vanish)."""
+    ref, other = np.asarray(ref, np.float64), np.asarray(other, np.float64)
+    scale = float(np.abs(ref).max())
+    worst = float(np.abs(ref - other).max())
+    return worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
+
+
+def check_decoder_case(name, path, data):
+    """A cross-attention case (MODEL.md 4b) in float64: forward, loss and every parameter's
+    gradient against attnfc's. Returns (reference entry, worst forward, worst gradient)."""
+    model = load_model(path, torch.float64)
+    known = known_inputs(model, data)
+    feats, scale, offset, look = model.prepare(data["context"], data["observed"], True)
+    with torch.no_grad():
+        y = model.forward(feats, scale, offset, True, look, known).reshape(-1).numpy()
+    fwd = rel_diff(y, data["forward"])
+    # The training loss on the same windows: context, then target, each with its mask.
+    window = np.concatenate([data["context"], data["target"]], axis=1).astype(np.float64)
+    observed = np.concatenate([data["observed"], data["target_observed"]], axis=1)
+    loss = model.loss(window, observed, known)
+    loss.backward()
+    entry = {"forward": [float(v) for v in y], "loss": float(loss), "grad": {}}
+    worst_grad, worst_name = 0.0, ""
+    for pname, tensor in model.p.items():
+        g = tensor.grad.reshape(-1).numpy()
+        r = rel_diff(g, data["grad." + pname])
+        if r >= worst_grad:
+            worst_grad, worst_name = r, pname
+        entry["grad"][pname] = [float(v) for v in g]
+    loss_rel = abs(float(loss) - float(data["loss"][0])) / abs(float(loss))
+    print(f"case {name:24s} forward max|diff|/max|torch| = {fwd:.3e}, loss {loss_rel:.1e}, "
+          f"gradient worst {worst_grad:.3e} ({worst_name}, {len(model.p)} tensors)")
+    return entry, max(fwd, loss_rel), worst_grad
+
+
+def dump_reference(result, path):
+    """indent=1 like before, but each gradient tensor on one line (thousands of numbers)."""
+    grads = {}
+    for name, case in result["cases"].items():
+        for pname, g in case.get("grad", {}).items():
+            key = f"@@{len(grads)}@@"
+            grads[key] = json.dumps(g)
+            case["grad"][pname] = key
+    text = json.dumps(result, indent=1)
+    for key, line in grads.items():
+        text = text.replace(f'"{key}"', line)
+    with open(path, "w") as f:
+        f.write(text + "\n")
+
+
+def check_cases(d, result):
+    """Every case_<name> in d. Returns (worst linear forward abs, worst decoder forward rel,
+    worst decoder gradient rel)."""
+    worst_abs = worst_fwd = worst_grad = 0.0
     for f in sorted(os.listdir(d)):
         if not (f.startswith("case_") and f.endswith(".safetensors")) or f.endswith("_data.safetensors"):
             continue
         name = f[len("case_"):-len(".safetensors")]
-        model = load_model(os.path.join(d, f))
         data, _ = read_safetensors(os.path.join(d, f"case_{name}_data.safetensors"))
+        if "target" in data:
+            entry, fwd, grad = check_decoder_case(name, os.path.join(d, f), data)
+            result["cases"][name] = entry
+            worst_fwd, worst_grad = max(worst_fwd, fwd), max(worst_grad, grad)
+            continue
+        model = load_model(os.path.join(d, f))
         feats, scale, offset, look = model.prepare(data["context"], data["observed"])
         with torch.no_grad():
             y = model.forward(feats, scale, offset, False, look).reshape(-1).numpy()
         worst = float(np.abs(y - data["forward"]).max())
-        worst_all = max(worst_all, worst)
+        worst_abs = max(worst_abs, worst)
         print(f"case {name:24s} max |torch - attnfc| = {worst:.3e}")
         result["cases"][name] = {"forward": [float(v) for v in y]}
+    return worst_abs, worst_fwd, worst_grad
+
+
+def cmd_check(args):
+    d = args.dir
+    result = {"cases": {}, "trajectory": []}
+    worst_abs, worst_fwd, worst_grad = check_cases(d, result)
     # Trajectory: float64 so the pinned numbers carry no float32 rounding of their own.
     model = load_model(os.path.join(d, "trajectory_init.safetensors"), torch.float64)
     batches, _ = read_safetensors(os.path.join(d, "trajectory_batches.safetensors"))
@@ -252,18 +392,24 @@ def cmd_check(args):
         result["trajectory"].append(float(loss))
         print(f"step {s}: loss {float(loss):.8f}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
-    if worst_all > 1e-4:
-        print(f"FAIL: torch and attnfc differ by {worst_all:.3e} > 1e-4")
+        dump_reference(result, args.out)
+    failed = [f"linear-head forward {worst_abs:.3e} > {FORWARD_ABS}"] * (worst_abs > FORWARD_ABS)
+    failed += [f"decoder forward/loss {worst_fwd:.3e} > {FORWARD_REL}"] * (worst_fwd > FORWARD_REL)
+    failed += [f"decoder gradients {worst_grad:.3e} > {GRAD_REL}"] * (worst_grad > GRAD_REL)
+    if failed:
+        print("FAIL: torch and attnfc differ: " + "; ".join(failed))
         return 1
-    print(f"OK: every forward matches to {worst_all:.1e} (<= 1e-4)")
+    print(f"OK: linear-head forwards match to {worst_abs:.1e} (<= {FORWARD_ABS}), decoder "
+          f"forwards to {worst_fwd:.1e} and gradients to {worst_grad:.1e} relative")
     return 0
 
 
 def cmd_predict(args):
     model = load_model(args.checkpoint)
+    cfg = model.cfg
+    if cfg.get("known_features", 0) or cfg.get("static_numeric", 0) or cfg.get("static_categories"):
+        raise SystemExit(f"{args.checkpoint}: the decoder reads known or static inputs, "
+                         "which a CSV of contexts does not carry")
     rows = np.loadtxt(args.context, delimiter=",", ndmin=2).astype(np.float32)
     ctx = rows[:, -model.L:][:, :, None]
     feats, scale, offset, look = model.prepare(ctx, np.ones_like(ctx), last_only=True)

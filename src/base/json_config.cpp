@@ -193,6 +193,27 @@ std::vector<std::string> ConfigSection::get_string_list(const std::string& key,
   return out;
 }
 
+std::vector<int> ConfigSection::get_int_list(const std::string& key,
+                                             const std::vector<int>& fallback, int lo, int hi) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  const std::string expected =
+      ", expected an array of integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v->is_array()) {
+    throw InputError("config key '" + key_path(key) + "': found " + type_name(*v) + expected);
+  }
+  std::vector<int> out;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto& e = (*v)[i];
+    if (!e.is_number_integer() || e.get<int64_t>() < lo || e.get<int64_t>() > hi) {
+      throw InputError("config key '" + key_path(key) + "[" + std::to_string(i) + "]': found " +
+                       e.dump() + expected);
+    }
+    out.push_back(e.get<int>());
+  }
+  return out;
+}
+
 const nlohmann::json& ConfigSection::get_object(const std::string& key) {
   static const nlohmann::json kNull;
   const nlohmann::json* v = find(key);

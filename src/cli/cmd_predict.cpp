@@ -12,6 +12,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/panel.hpp"
+#include "attnfc/train/known_setup.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
@@ -77,7 +78,7 @@ void ensure_frequency(data::TimeSeries& series, const train::LoadedModel& lm,
 // with unobserved steps when it is shorter), scaled by `scaler`; filled values are
 // unobserved, as in training.
 std::vector<float> forecast_series(const train::LoadedModel& lm, const data::TimeSeries& series,
-                                   const data::Scaler& scaler, int H) {
+                                   const data::Scaler& scaler, int H, const SampleBuffers& known) {
   const int C = static_cast<int>(series.num_channels());
   const int L = lm.context();
   std::vector<float> scaled = series.values;
@@ -93,9 +94,46 @@ std::vector<float> forecast_series(const train::LoadedModel& lm, const data::Tim
       sample.context_observed[dst] = series.observed[src];
     }
   std::vector<float> forecast(static_cast<size_t>(H) * C);
-  train::model_forecaster(lm.members(), C, H)(sample.view(1), forecast.data());
+  SampleBatch batch = sample.view(1);
+  if (known.capacity > 0) batch.known = known.view(1).known;
+  train::model_forecaster(lm.members(), C, H)(batch, forecast.data());
   scaler.inverse_transform(forecast.data(), H);
   return forecast;
+}
+
+// Where a predict input's future covariates come from: its own rows after the history,
+// else --future.
+struct Futures {
+  train::FutureRows tail, file;
+};
+
+// The decoder's inputs for one series (nothing for a model without them): the model's H
+// steps after the history, their future covariates from `f`.
+SampleBuffers known_for(const train::LoadedModel& lm, const data::TimeSeries& series,
+                        const data::Scaler& scaler, const std::string& id, const Futures& f,
+                        const std::string& label) {
+  SampleBuffers out;
+  if (!series.known) return out;
+  const std::vector<int64_t> stamps = series.future_timestamps(static_cast<size_t>(lm.horizon()));
+  std::vector<float> future;
+  if (series.known->future_channels > 0) {
+    if (f.tail.has(id)) {
+      future = f.tail.at(id, stamps, label);
+    } else if (!f.file.empty()) {
+      future = f.file.at(id, stamps, label);
+    } else {
+      std::string names;
+      for (size_t c = series.num_channels() - series.known->future_channels;
+           c < series.num_channels(); ++c)
+        names += (names.empty() ? "" : ", ") + series.channels[c];
+      throw InputError(label + ": the model reads the future covariates (" + names + ") at the " +
+                       std::to_string(lm.horizon()) +
+                       " steps after the history; found no row after the last target row. "
+                       "Expected them there (targets empty) or in --future FILE");
+    }
+  }
+  train::forecast_known(series, scaler, stamps, future, out);
+  return out;
 }
 
 // Appends the H forecast rows of one series, each led by `lead` ("" or "<id>,").
@@ -163,7 +201,8 @@ std::vector<size_t> chosen_series(const std::vector<data::SeriesSegment>& segmen
 // training fit on it (a series the model has not seen: by its own history), written as one
 // long CSV "<id column>,<time>,<columns>".
 InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& panel,
-                             const std::string& input, const PredictOptions& a) {
+                             const std::string& input, const PredictOptions& a,
+                             const Futures& futures) {
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
   InputForecast out = empty_forecast(panel, input);
@@ -177,7 +216,8 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
     const data::Scaler* stored = lm.series_scalers.find(segments[k].id);
     const data::Scaler own = stored ? *stored : data::Scaler::fit(series, {0, series.rows()});
     unseen += stored ? 0 : 1;
-    const std::vector<float> forecast = forecast_series(lm, series, own, H);
+    const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label);
+    const std::vector<float> forecast = forecast_series(lm, series, own, H, known);
     check_finite(forecast, series, H, label, a.model);
     append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",");
   }
@@ -191,15 +231,20 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
 // forecast H steps ahead and formatted.
 InputForecast forecast_input(const train::LoadedModel& lm, const std::string& input,
                              const PredictOptions& a) {
-  data::TimeSeries series = lm.read_series(input);
-  if (!series.id_column.empty()) return forecast_panel(lm, series, input, a);
+  Futures futures;
+  data::TimeSeries tail;
+  data::TimeSeries series = lm.read_history(input, &tail);
+  futures.tail = train::FutureRows(std::move(tail));
+  if (!a.future.empty()) futures.file = train::FutureRows(lm.read_future(a.future));
+  if (!series.id_column.empty()) return forecast_panel(lm, series, input, a, futures);
   if (!a.ids.empty())
     throw InputError("--id: " + a.model +
                      " was trained on a wide file (no data.id_column); expected no --id");
   report_history(check_history(lm, series), input, a.strict);
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(series, lm, input);
-  const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H);
+  const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input);
+  const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
   check_finite(forecast, series, H, input, a.model);
   InputForecast out = empty_forecast(series, input);
   append_rows(out, series, forecast, input, "");

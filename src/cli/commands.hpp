@@ -77,6 +77,7 @@ struct PredictOptions {
   int horizon = 0;
   bool strict = false;  // a short history, another frequency, missing last rows: exit 2
   std::string ids;      // --id A,B: a panel's series to forecast ("" = all)
+  std::string future;   // --future FILE: future covariates at the forecast steps
 };
 int run_predict(const PredictOptions& a);
 

@@ -125,6 +125,8 @@ void register_predict(CLI::App& app) {
       "  attnfc predict --model runs/demo/model.safetensors -i shop_a.csv -i shop_b.csv \\\n"
       "                 --output forecasts/      # forecasts/shop_a.csv, forecasts/shop_b.csv\n"
       "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
+      "A model with data.future_covariates reads them at the forecast steps: from the input's\n"
+      "rows after the history (every target empty) or from --future FILE.\n"
       "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
       "by feeding forecasts back in.\n"
       "Where forecasts go: --output DIR/ (or an existing folder) writes DIR/{name}.csv per input\n"
@@ -146,6 +148,9 @@ void register_predict(CLI::App& app) {
                 "Refuse (exit 2) a short history, another frequency or missing last rows");
   sub->add_option("--id", a->ids,
                   "A panel's series to forecast, comma-separated ids (default: every series)");
+  sub->add_option("--future", a->future,
+                  "CSV with the future covariates at the forecast steps (time [, id] and "
+                  "data.future_covariates), when the input's rows do not carry them");
   on_selected(sub, [a] { return run_predict(*a); });
 }
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
@@ -288,6 +289,26 @@ size_t CsvTable::column_index(std::string_view name) const {
 std::string CsvTable::locate_cell(size_t row, size_t column, const std::string& what) const {
   return locate(source_, static_cast<long>(line_of(row)), static_cast<long>(column + 1),
                 "column '" + quote_token(header_[column]) + "': " + what);
+}
+
+CsvTable CsvTable::without_rows(const std::vector<uint8_t>& drop) const {
+  if (drop.size() != num_rows())
+    throw std::invalid_argument("CsvTable::without_rows: one flag per data row expected");
+  CsvTable t;
+  t.source_ = source_;
+  t.delimiter_ = delimiter_;
+  t.text_ = text_;  // cells point into the same bytes
+  t.header_ = header_;
+  const size_t nc = header_.size();
+  for (size_t r = 0; r < num_rows(); ++r) {
+    if (drop[r]) continue;
+    t.cell_begin_.insert(t.cell_begin_.end(), cell_begin_.begin() + r * nc,
+                         cell_begin_.begin() + (r + 1) * nc);
+    t.cell_size_.insert(t.cell_size_.end(), cell_size_.begin() + r * nc,
+                        cell_size_.begin() + (r + 1) * nc);
+    t.row_line_.push_back(row_line_[r]);
+  }
+  return t;
 }
 
 }  // namespace attnfc::data

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "attnfc/data/known_source.hpp"
+
 namespace attnfc::data {
 
 TimeSeries series_of(const TimeSeries& panel, size_t k) {
@@ -23,6 +25,14 @@ TimeSeries series_of(const TimeSeries& panel, size_t k) {
   s.frequency_inferred = panel.frequency_inferred;
   s.missing_policy = panel.missing_policy;
   s.target_channels = panel.target_channels;
+  s.known = panel.known;
+  if (panel.known) {  // this series' row of the encoded statics
+    const size_t S = panel.known->numeric_width(), G = panel.known->category_width();
+    s.static_numeric.assign(panel.static_numeric.begin() + static_cast<ptrdiff_t>(k * S),
+                            panel.static_numeric.begin() + static_cast<ptrdiff_t>((k + 1) * S));
+    s.static_codes.assign(panel.static_codes.begin() + static_cast<ptrdiff_t>(k * G),
+                          panel.static_codes.begin() + static_cast<ptrdiff_t>((k + 1) * G));
+  }
   const auto first = static_cast<ptrdiff_t>(seg.begin), last = static_cast<ptrdiff_t>(seg.end);
   s.timestamps.assign(panel.timestamps.begin() + first, panel.timestamps.begin() + last);
   const auto width = static_cast<ptrdiff_t>(nc);

@@ -7,6 +7,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/splitmix.hpp"
+#include "attnfc/data/known_source.hpp"
 #include "attnfc/data/series.hpp"
 
 namespace attnfc::data {
@@ -136,6 +137,7 @@ size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {
         tgt[t * width_ + k] = values[src];
         tgt_obs[t * width_ + k] = k < targets ? (mask_targets ? observed[src] : uint8_t{1}) : 0;
       }
+    fill_known(*series_, w.start_row + context_, b, out);
   }
   return count;
 }

@@ -46,6 +46,28 @@ std::string excerpt(const std::string& s) {
   return printable_excerpt(s, 40);
 }
 
+// The cross-attention decoder's tensors (docs/MODEL.md sections 4b and 9).
+void add_decoder(std::vector<ParameterSpec>& out, const ModelConfig& c) {
+  const int64_t d = c.d_model, ff = int64_t{c.ff_mult} * d;
+  out.push_back({"decoder.step_embedding", {c.horizon, d}});
+  if (c.known_features > 0) add_linear(out, "decoder.known_proj", c.known_features, d);
+  if (c.static_numeric > 0) add_linear(out, "decoder.static_proj", c.static_numeric, d);
+  for (size_t g = 0; g < c.static_categories.size(); ++g)
+    out.push_back({"decoder.static_embedding." + std::to_string(g), {c.static_categories[g], d}});
+  for (int j = 0; j < c.decoder_layers; ++j) {
+    const std::string p = "decoder.blocks." + std::to_string(j) + ".";
+    add_norm(out, p + "norm1", d);
+    out.push_back({p + "cross_attn.in_proj_weight", {3 * d, d}});
+    out.push_back({p + "cross_attn.out_proj.weight", {d, d}});
+    out.push_back({p + "cross_attn.in_proj_bias", {3 * d}});
+    out.push_back({p + "cross_attn.out_proj.bias", {d}});
+    add_norm(out, p + "norm2", d);
+    add_linear(out, p + "ff_in", d, ff);
+    add_linear(out, p + "ff_out", ff, d);
+  }
+  add_norm(out, "decoder.final_norm", d);
+}
+
 }  // namespace
 
 std::string member_prefix(size_t k, size_t count) {
@@ -77,11 +99,12 @@ std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
     add_linear(out, p + "ff_out", ff, d);
   }
   add_norm(out, "final_norm", d);
-  add_linear(out, "head", d, H * C);
+  add_linear(out, "head", d, c.cross_attention() ? C : H * C);
   if (c.linear_lookback > 0) {
     add_linear(out, "linear_skip", c.linear_lookback, H, false);
     out.push_back({"linear_skip.bias", {H}});
   }
+  if (c.cross_attention()) add_decoder(out, c);
   return out;
 }
 

@@ -67,10 +67,17 @@ detail::SeriesView context_view(int64_t count, int64_t L, int64_t C, const float
 }  // namespace
 
 std::vector<float> PatchTransformer::forecast(const float* context, const uint8_t* observed,
-                                              int64_t batch, int64_t length, int horizon) const {
+                                              int64_t batch, int64_t length, int horizon,
+                                              const KnownInputs& known) const {
   const int64_t L = config_.context_length, H = config_.horizon, C = config_.token_channels();
   if (horizon < 0) throw std::invalid_argument("forecast: negative horizon");
   const int64_t want = horizon == 0 ? H : horizon;
+  if (config_.known_features > 0 && want > H) {
+    // A rollout would need the known features of steps the model has no queries for.
+    throw InputError("forecast: the model reads known future features for its " +
+                     std::to_string(H) + " steps, so it forecasts at most " + std::to_string(H) +
+                     " steps; found a horizon of " + std::to_string(want));
+  }
   if (batch < 0 || length < 1) {
     throw InputError("forecast: expected at least one context step, got " + std::to_string(length));
   }
@@ -89,8 +96,9 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
     gather_context(context, observed, first, count, length, L, C, ctx.data(), obs.data());
     for (int64_t done = 0; done < want;) {
       graph.reset();
-      const ag::Tensor pred = predict_positions(context_view(count, L, C, ctx.data(), obs.data()),
-                                                ForwardOptions{}, true, nullptr);
+      detail::SeriesView view = context_view(count, L, C, ctx.data(), obs.data());
+      view.known = known.from(first, H);
+      const ag::Tensor pred = predict_positions(view, ForwardOptions{}, true, nullptr);
       const float* p = pred.data();  // [count, 1, H, C]
       const int64_t take = std::min(H, want - done);
       for (int64_t b = 0; b < count; ++b) {

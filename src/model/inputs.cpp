@@ -10,9 +10,9 @@ namespace attnfc::model::detail {
 
 Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_only) {
   const int64_t B = s.batch, C = s.channels, P = cfg.patch_len, N = cfg.num_patches();
-  const int64_t F = 2 * P * C;
-  const int64_t n_out = last_only ? 1 : N;
+  const int64_t F = 2 * P * C, n_out = last_only ? 1 : N;
   Prepared out;
+  out.known = s.known;
   out.features = ag::empty({B, N, F});
   out.scale = ag::empty({B, n_out, 1, C});
   out.offset = ag::empty({B, n_out, 1, C});

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "attnfc/autograd/tensor.hpp"
+#include "attnfc/base/sample.hpp"
 #include "attnfc/model/config.hpp"
 
 namespace attnfc::model::detail {
@@ -19,6 +20,7 @@ struct SeriesView {
   const float* tail = nullptr;             // [B, length - split, C], null if split == length
   const uint8_t* tail_observed = nullptr;
   int64_t split = 0;
+  KnownInputs known;  // what the cross-attention decoder reads beside the values
 
   float value(int64_t b, int64_t t, int64_t c) const {
     return t < split ? head[(b * split + t) * channels + c]
@@ -40,6 +42,7 @@ struct Prepared {
   // K steps ending at the position's last step, oldest first; 0 before the window
   // start and where unobserved (0 means "equal to the offset").
   ag::Tensor lookback;
+  KnownInputs known;  // passed through from the SeriesView
 };
 
 // Builds the features of the first config.context_length steps of `series`

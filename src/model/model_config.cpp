@@ -59,6 +59,7 @@ void ModelConfig::validate() const {
                      ", but the linear shortcut maps one series at a time; use 0 with "
                      "model.channel_mode = \"mixed\", or channel_mode \"independent\"");
   }
+  validate_decoder();
   if (d_model % n_heads != 0) {
     throw InputError(key("d_model") + ": found " + std::to_string(d_model) +
                      ", expected a multiple of model.n_heads (" + std::to_string(n_heads) + ")");
@@ -72,6 +73,32 @@ void ModelConfig::validate() const {
         "would see their own targets; use it with model.loss_positions = \"last\", or use "
         "model.norm = \"causal\"");
   }
+}
+
+void ModelConfig::validate_decoder() const {
+  const bool reads_known = known_features > 0 || static_numeric > 0 || !static_categories.empty();
+  if (decoder == Decoder::kLinear) {
+    if (reads_known)
+      throw InputError(key("decoder") +
+                       ": found \"linear\", but the run has future covariates, calendar, "
+                       "holiday or static features, which only the cross-attention decoder "
+                       "reads; expected \"cross_attention\"");
+    return;
+  }
+  if (decoder_layers < 1 || decoder_layers > 16)
+    throw InputError(key("decoder_layers") + ": found " + std::to_string(decoder_layers) +
+                     ", expected 1 to 16");
+  if (known_features < 0 || known_features > 4096 || static_numeric < 0 || static_numeric > 4096)
+    throw InputError(key("known_features") + ": expected 0 to 4096 known and static values");
+  for (int v : static_categories)
+    if (v < 2 || v > 1000000)
+      throw InputError(key("static_categories") + ": found " + std::to_string(v) +
+                       ", expected 2 to 1000000 (the categories plus the unseen slot)");
+  if (loss_positions != LossPositions::kLast)
+    throw InputError(key("loss_positions") +
+                     ": found \"all\", but the cross-attention decoder forecasts from the "
+                     "forecast origin only (its queries are the H steps after the context); "
+                     "expected \"last\"");
 }
 
 ModelConfig parse_model_config(const nlohmann::json& section, const std::string& path) {
@@ -96,6 +123,11 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.dropout = static_cast<float>(s.get_number("dropout", c.dropout, 0, 0.9));
   c.layernorm_eps =
       static_cast<float>(s.get_number("layernorm_eps", c.layernorm_eps, 0, 0.1, true));
+  c.decoder = get_enum(s, "decoder", c.decoder);
+  c.decoder_layers = static_cast<int>(s.get_int("decoder_layers", c.decoder_layers, 1, 16));
+  c.known_features = static_cast<int>(s.get_int("known_features", c.known_features, 0, 4096));
+  c.static_numeric = static_cast<int>(s.get_int("static_numeric", c.static_numeric, 0, 4096));
+  c.static_categories = s.get_int_list("static_categories", {}, 2, 1000000);
   c.loss_positions = get_enum(s, "loss_positions", c.loss_positions);
   c.loss = get_enum(s, "loss", c.loss);
   c.huber_delta = static_cast<float>(s.get_number("huber_delta", c.huber_delta, 0, 1e6, true));
@@ -124,6 +156,11 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["ff_mult"] = c.ff_mult;
   j["dropout"] = c.dropout;
   j["layernorm_eps"] = c.layernorm_eps;
+  j["decoder"] = enum_name(c.decoder);
+  j["decoder_layers"] = c.decoder_layers;
+  j["known_features"] = c.known_features;
+  j["static_numeric"] = c.static_numeric;
+  j["static_categories"] = c.static_categories;
   j["loss_positions"] = enum_name(c.loss_positions);
   j["loss"] = enum_name(c.loss);
   j["huber_delta"] = c.huber_delta;

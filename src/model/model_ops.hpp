@@ -22,6 +22,12 @@ ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::T
 ag::Tensor embed_tokens(const ag::Tensor& features, const ag::Tensor& W, const ag::Tensor& b,
                         const ag::Tensor& pe, float p, uint64_t seed, bool training);
 
+// y[b, :] = table[codes[b * stride], :]: an embedding lookup, table [V, d] contiguous,
+// codes in [0, V) (else an error naming the code). y [count, d].
+// Backward: dtable[codes[b], :] += dy[b, :] (b ascending, fixed order).
+ag::Tensor gather_rows(const ag::Tensor& table, const int32_t* codes, int64_t count,
+                       int64_t stride);
+
 // y[b, n, j] = x[b, n, j] + pe[n, j]; x [B, N, d] and pe [N, d] contiguous.
 // Backward: dx += dy; dpe[n, j] += sum over b of dy[b, n, j] (b ascending, fixed order).
 ag::Tensor add_positional(const ag::Tensor& x, const ag::Tensor& pe);

@@ -9,6 +9,7 @@
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/kernels/random.hpp"
+#include "decoder.hpp"
 #include "inputs.hpp"
 #include "model_ops.hpp"
 
@@ -42,6 +43,7 @@ detail::SeriesView view_of(const SampleBatch& batch, const ModelConfig& cfg, boo
   view.length = with_target ? L + H : L;
   view.head = batch.context_values;
   view.head_observed = batch.context_observed;
+  view.known = batch.known;
   if (with_target) {
     view.tail = batch.target_values;
     view.tail_observed = batch.target_observed;
@@ -85,7 +87,8 @@ PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& 
     blocks_.push_back(b);
   }
   final_norm_ = nn::LayerNorm(params, "final_norm", d, config_.layernorm_eps);
-  head_ = nn::Linear(params, "head", d, H * C, true, next_seed());
+  // The cross-attention decoder's head maps each step's state to its C values.
+  head_ = nn::Linear(params, "head", d, config_.cross_attention() ? C : H * C, true, next_seed());
   // A zero head makes the untrained model forecast the last observed value
   // (target "delta") or the running mean (target "value"): training starts from
   // the naive baseline instead of from noise (issue 9: repeating the last value
@@ -101,6 +104,8 @@ PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& 
     ag::init_constant(linear_skip_.weight, 0.0f);
     ag::init_constant(linear_skip_bias_, 0.0f);
   }
+  if (config_.cross_attention())
+    decoder_ = std::make_shared<const detail::CrossAttentionDecoder>(config_, params, seed);
 }
 
 int64_t PatchTransformer::num_parameters() const {
@@ -112,8 +117,9 @@ int64_t PatchTransformer::num_parameters() const {
 ag::Tensor PatchTransformer::predict_positions(const detail::SeriesView& view,
                                                const ForwardOptions& options, bool last_only,
                                                std::vector<ag::Tensor>* attention) const {
-  return forward_prepared(detail::prepare_inputs(config_, view, last_only), options, last_only,
-                          attention);
+  // The cross-attention decoder forecasts from the origin only: one output position.
+  const bool last = last_only || config_.cross_attention();
+  return forward_prepared(detail::prepare_inputs(config_, view, last), options, last, attention);
 }
 
 ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
@@ -158,13 +164,23 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     x = nn::feed_forward(b.ff_in, b.ff_out, x, kernels::Activation::GeluTanh, b.norm2.as_prenorm(),
                          ag::ResidualDropout{x, p, site_seed(options, 2 + 2 * i), train});
   }
-  // The final LayerNorm is per position, so the last position may be sliced off first.
-  if (last_only) x = x.slice(1, N - 1, N).contiguous();
-  const int64_t n_out = last_only ? 1 : N;
-
-  // Head and output de-normalisation: pred = head(final_norm(x)) * sigma + base,
-  // [B, n_out, H, C].
-  ag::Tensor raw = ag::linear(x, final_norm_.as_prenorm(), head_.weight, head_.bias, {});
+  ag::Tensor raw;
+  int64_t n_out = 1;
+  if (decoder_) {
+    // Queries for the H steps read all N encoder outputs: [B, H, d] -> head -> [B, H, C].
+    const detail::DecoderDropout drop{p, train, options.dropout_seed,
+                                      static_cast<uint64_t>(1 + 2 * blocks_.size())};
+    const ag::Tensor y = decoder_->forward(final_norm_.forward(x), in.known, drop);
+    raw = ag::linear(y, decoder_->final_norm.as_prenorm(), head_.weight, head_.bias, {})
+              .reshape({B, 1, H * C});
+  } else {
+    // The final LayerNorm is per position, so the last position may be sliced off first.
+    if (last_only) x = x.slice(1, N - 1, N).contiguous();
+    n_out = last_only ? 1 : N;
+    // Head and output de-normalisation: pred = head(final_norm(x)) * sigma + base,
+    // [B, n_out, H, C].
+    raw = ag::linear(x, final_norm_.as_prenorm(), head_.weight, head_.bias, {});
+  }
   if (config_.linear_lookback == 0)
     return detail::scale_shift(raw.reshape({B, n_out, H, C}), in.scale, in.offset);
   // Linear shortcut (C == 1): s W^T [B, n_out, K] -> [B, n_out, H] joins the head before

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/data/known_source.hpp"
 #include "attnfc/data/window.hpp"
 
 namespace attnfc::train {
@@ -54,6 +55,7 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
                      std::to_string(H));
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);
+  data::reserve_known(scaled, samples);
   std::vector<float> out(static_cast<size_t>(batch) * H * C);
   std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
   PanelScores result;

@@ -1,13 +1,37 @@
 #include "attnfc/train/loaded_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_parse.hpp"
+#include "attnfc/train/known_setup.hpp"
 
 namespace attnfc::train {
+
+namespace {
+
+// The known inputs of `batch` windows for the batch * C channel-independent samples made
+// from them (sample b * C + c is window b's channel c): each window's repeated C times.
+KnownInputs repeat_known(const KnownInputs& k, int64_t batch, int C, int H, SampleBuffers& buf) {
+  if (!k.known && !k.static_numeric && !k.static_codes) return k;
+  buf.capacity = batch * C;
+  buf.horizon = H;
+  buf.reserve_known(k.known_width, k.numeric_width, k.category_width);
+  const int64_t K = k.known_width * H, S = k.numeric_width, G = k.category_width;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t dst = b * C + c;
+      if (K) std::copy_n(k.known + b * K, K, buf.known.data() + dst * K);
+      if (S) std::copy_n(k.static_numeric + b * S, S, buf.static_numeric.data() + dst * S);
+      if (G) std::copy_n(k.static_codes + b * G, G, buf.static_codes.data() + dst * G);
+    }
+  return buf.view(batch * C).known;
+}
+
+}  // namespace
 
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon) {
   if (members.empty()) throw std::logic_error("model_forecaster: no networks");
@@ -19,7 +43,9 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   // Scratch buffers are reused across calls (each member's forecast still allocates).
   auto ctx = std::make_shared<std::vector<float>>();
   auto obs = std::make_shared<std::vector<uint8_t>>();
-  return [members, L, H, C, mixed, ctx, obs](const SampleBatch& s, float* out) {
+  auto known = std::make_shared<SampleBuffers>();
+  const int model_h = cfg.horizon;  // known inputs always cover the model's H steps
+  return [members, L, H, C, mixed, ctx, obs, known, model_h](const SampleBatch& s, float* out) {
     if (s.context != L || s.width != C)
       throw std::invalid_argument("model_forecaster: samples of another shape");
     const int64_t batch = s.count, n = batch * L * C;
@@ -39,9 +65,10 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
       observed = obs->data();
     }
     const int64_t samples = mixed ? batch : batch * C;
-    std::vector<float> f = members[0]->forecast(values, observed, samples, L, H);
+    const KnownInputs inputs = mixed ? s.known : repeat_known(s.known, batch, C, model_h, *known);
+    std::vector<float> f = members[0]->forecast(values, observed, samples, L, H, inputs);
     for (size_t k = 1; k < members.size(); ++k) {
-      const std::vector<float> fk = members[k]->forecast(values, observed, samples, L, H);
+      const std::vector<float> fk = members[k]->forecast(values, observed, samples, L, H, inputs);
       for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
     }
     if (members.size() > 1) {
@@ -74,6 +101,24 @@ data::PanelScaler series_scalers_of(const nlohmann::json& j, const std::string& 
   } catch (const InputError& e) {
     throw InputError(path + ": metadata " + e.what());
   }
+}
+
+// The decoder's recipe, checked against the widths the network was built for.
+std::shared_ptr<const data::KnownSource> known_of(const nlohmann::json& j,
+                                                  const model::ModelConfig& c,
+                                                  const std::string& path) {
+  auto k = std::make_shared<data::KnownSource>(
+      data::KnownSource::from_json(j, path + ": metadata 'known'"));
+  if (static_cast<int>(k->width()) != c.known_features ||
+      static_cast<int>(k->numeric_width()) != c.static_numeric ||
+      k->statics.category_sizes() != c.static_categories ||
+      k->future_channels > static_cast<size_t>(c.token_channels()))
+    throw InputError(path + ": metadata 'known' describes " + std::to_string(k->width()) +
+                     " known features and " + std::to_string(k->numeric_width()) +
+                     " numeric statics, but the network reads " + std::to_string(c.known_features) +
+                     " and " + std::to_string(c.static_numeric) +
+                     "; expected the file as training wrote it");
+  return k;
 }
 
 }  // namespace
@@ -125,6 +170,13 @@ LoadedModel LoadedModel::load(const std::string& path) {
         std::make_unique<model::PatchTransformer>(ck.config(), *lm.params.back(), 0));
   }
   ck.load_members(lm.members());
+  if (!ck.meta("known").empty()) lm.known = known_of(need("known"), lm.config(), path);
+  if (!lm.known && lm.config().cross_attention() &&
+      (lm.config().known_features > 0 || lm.config().static_numeric > 0 ||
+       !lm.config().static_categories.empty()))
+    throw InputError(path +
+                     ": metadata 'known' is missing, but the model reads known "
+                     "features; expected a model written by 'attnfc train'");
   return lm;
 }
 
@@ -170,8 +222,12 @@ data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
   opt.path = csv_path;
   opt.value_columns = columns;
   opt.regular = false;
-  data::TimeSeries series = data::load_series(opt);
+  const bool statics = known && !known->statics.columns.empty();
+  const data::CsvTable table =
+      statics ? data::CsvTable::read_file(csv_path, opt.delimiter) : data::CsvTable();
+  data::TimeSeries series = statics ? data::load_series(table, opt) : data::load_series(opt);
   series.target_channels = static_cast<size_t>(config().target_channels);
+  attach_known(known, series, statics ? &table : nullptr);
   return series;
 }
 

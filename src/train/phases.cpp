@@ -11,7 +11,9 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_config.hpp"
+#include "attnfc/data/known_source.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/known_setup.hpp"
 #include "attnfc/train/linear_init.hpp"
 
 namespace attnfc::train::detail {
@@ -33,7 +35,12 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   auto d = std::make_unique<RunData>();
   data::CsvOptions csv = config.data.csv;
   csv.value_columns = config.data.value_columns();  // the targets, then the covariates
-  d->series = data::load_series(csv);
+  // The table stays for the static columns (one value per series, read after the series).
+  const data::CsvTable table = config.data.static_columns.empty()
+                                   ? data::CsvTable()
+                                   : data::CsvTable::read_file(csv.path, csv.delimiter);
+  d->series =
+      config.data.static_columns.empty() ? data::load_series(csv) : data::load_series(table, csv);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
   d->split = make_panel_split(config.data, d->series, L, H);
@@ -42,6 +49,7 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   // The sampler and the scores leave the covariates out as the model's loss does: one
   // number, resolved once from the data (resolve_model_channels).
   d->series.target_channels = static_cast<size_t>(config.model.target_channels);
+  attach_known(config, d->series, config.data.static_columns.empty() ? nullptr : &table);
   d->scaler = data::PanelScaler::fit(d->series, d->split);
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");
@@ -87,6 +95,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
       batch(config_.train.batch_size, config_.model.context_length, config_.model.horizon,
             static_cast<int64_t>(train_windows.width())) {
   const TrainConfig& tc = config.train;
+  data::reserve_known(data_.scorer->scaled(), batch);
   adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
   schedule = {tc.schedule,
               tc.lr,
@@ -99,6 +108,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
           {"scaler", data.scaler.at(0).to_json().dump()},
           {"columns", nlohmann::json(data.series.channels).dump()},
           {"frequency", data.series.frequency.name()}};
+  if (data.series.known) meta["known"] = data.series.known->to_json().dump();
   if (!data.series.id_column.empty()) {  // a panel: every series' scaler, by id
     meta["id_column"] = data.series.id_column;
     meta["series_scalers"] = data.scaler.to_json().dump();

@@ -46,6 +46,48 @@ void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets)
 
 namespace {
 
+// Every column in one role: a target, a past covariate or a future covariate.
+void check_roles(const DataConfig& d) {
+  std::vector<std::pair<std::string, std::string>> seen;  // column, role key
+  const auto add = [&](const std::vector<std::string>& cols, const std::string& key) {
+    for (const std::string& c : cols) {
+      for (const auto& [col, role] : seen)
+        if (col == c)
+          throw InputError(key + ": '" + c + "' is also in " + role +
+                           "; expected each column in one role");
+      seen.emplace_back(c, key);
+    }
+  };
+  add(d.csv.value_columns, "data.targets");
+  add(d.past_covariates, "data.past_covariates");
+  add(d.future_covariates, "data.future_covariates");
+  add(d.static_columns, "data.static");
+}
+
+// data.future_covariates, data.calendar ("auto" or a list), data.holidays, data.static.
+void parse_known_roles(ConfigSection& s, const nlohmann::json& section, DataConfig& d) {
+  d.past_covariates = s.get_string_list("past_covariates", {});
+  d.future_covariates = s.get_string_list("future_covariates", {});
+  const bool covariates = !d.past_covariates.empty() || !d.future_covariates.empty();
+  if (covariates && d.csv.value_columns.empty())
+    throw InputError(
+        std::string(d.past_covariates.empty() ? "data.future_covariates" : "data.past_covariates") +
+        ": expected data.targets too (the columns to forecast), since every other "
+        "column would otherwise be a target");
+  if (s.has("calendar") && section.at("calendar").is_string()) {
+    d.calendar = {s.get_string("calendar", "")};
+  } else {
+    d.calendar = s.get_string_list("calendar", {});
+  }
+  d.holidays = s.get_string("holidays", "");
+  d.static_columns = s.get_string_list("static", {});
+  if (!d.static_columns.empty() && d.csv.id_column.empty())
+    throw InputError(
+        "data.static: expected data.id_column too: static values belong to the series of a "
+        "long file (one value per series, repeated on its rows)");
+  check_roles(d);
+}
+
 DataConfig parse_data(const nlohmann::json& section) {
   ConfigSection s(section, "data");
   DataConfig d;
@@ -64,16 +106,7 @@ DataConfig parse_data(const nlohmann::json& section) {
     d.csv.value_columns = s.get_string_list("targets", {});
   }
   d.csv.id_column = s.get_string("id_column", "");
-  d.past_covariates = s.get_string_list("past_covariates", {});
-  if (!d.past_covariates.empty() && d.csv.value_columns.empty())
-    throw InputError(
-        "data.past_covariates: expected data.targets too (the columns to forecast), since "
-        "every other column would otherwise be a target");
-  for (const std::string& c : d.past_covariates)
-    if (std::find(d.csv.value_columns.begin(), d.csv.value_columns.end(), c) !=
-        d.csv.value_columns.end())
-      throw InputError("data.past_covariates: '" + c +
-                       "' is also in data.targets; expected each column in one role");
+  parse_known_roles(s, section, d);
   d.csv.missing = data::parse_missing_policy(
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
   d.csv.regular = s.get_bool("regular", false);
@@ -194,6 +227,10 @@ nlohmann::json to_json(const RunConfig& r) {
                          {"regular", d.csv.regular},
                          {"frequency", d.csv.frequency}};
   if (!d.past_covariates.empty()) data["past_covariates"] = d.past_covariates;
+  if (!d.future_covariates.empty()) data["future_covariates"] = d.future_covariates;
+  if (!d.calendar.empty()) data["calendar"] = d.calendar;
+  if (!d.holidays.empty()) data["holidays"] = d.holidays;
+  if (!d.static_columns.empty()) data["static"] = d.static_columns;
   // Only for a panel: a wide run's config.json stays the same bytes as before panels.
   if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")
@@ -238,15 +275,18 @@ nlohmann::json to_json(const RunConfig& r) {
 std::vector<std::string> DataConfig::value_columns() const {
   std::vector<std::string> all = csv.value_columns;
   all.insert(all.end(), past_covariates.begin(), past_covariates.end());
+  all.insert(all.end(), future_covariates.begin(), future_covariates.end());
   return all;
 }
 
 void resolve_model_channels(RunConfig& config, size_t data_channels) {
-  const auto covariates = static_cast<int>(config.data.past_covariates.size());
+  const DataConfig& d = config.data;
+  const auto covariates = static_cast<int>(d.past_covariates.size() + d.future_covariates.size());
   if (covariates > 0 && config.model.channel_mode != ChannelMode::kMixed)
     throw InputError(
-        "data.past_covariates: a channel-independent model reads each column alone and "
-        "cannot use covariates; expected model.channel_mode \"mixed\"");
+        std::string(d.past_covariates.empty() ? "data.future_covariates" : "data.past_covariates") +
+        ": a channel-independent model reads each column alone and cannot use "
+        "covariates; expected model.channel_mode \"mixed\"");
   if (config.model.channel_mode != ChannelMode::kMixed) return;
   if (covariates > 0) config.model.target_channels = static_cast<int>(data_channels) - covariates;
   const int C = static_cast<int>(data_channels);

@@ -75,4 +75,33 @@ inline attnfc::SampleBuffers samples_from_windows(const std::vector<float>& wind
   return s;
 }
 
+// Fills the KnownInputs the cross-attention decoder of `cfg` reads (none for the linear
+// decoder): known features U(-1, 1), numeric statics N(0, 1), category codes cycling through
+// every row of each table (0, the unseen slot, included).
+inline void add_known(attnfc::SampleBuffers& s, const attnfc::model::ModelConfig& cfg,
+                      uint64_t seed) {
+  const auto G = static_cast<int64_t>(cfg.static_categories.size());
+  s.reserve_known(cfg.known_features, cfg.static_numeric, G);
+  for (size_t i = 0; i < s.known.size(); ++i)
+    s.known[i] = 2.0f * attnfc::kernels::random_uniform(seed, i) - 1.0f;
+  for (size_t i = 0; i < s.static_numeric.size(); ++i)
+    s.static_numeric[i] = attnfc::kernels::random_normal(seed + 1, i);
+  for (int64_t b = 0; b < s.capacity; ++b)
+    for (int64_t g = 0; g < G; ++g)
+      s.static_codes[static_cast<size_t>(b * G + g)] =
+          static_cast<int32_t>((b + g) % cfg.static_categories[static_cast<size_t>(g)]);
+}
+
+// The micro model with the cross-attention decoder reading K = 3 known features a step,
+// 2 numeric statics and two categorical ones (3 and 2 categories, with the unseen slot).
+inline attnfc::model::ModelConfig micro_cross_config() {
+  attnfc::model::ModelConfig c = micro_config();
+  c.decoder = attnfc::model::Decoder::kCrossAttention;
+  c.loss_positions = attnfc::model::LossPositions::kLast;
+  c.known_features = 3;
+  c.static_numeric = 2;
+  c.static_categories = {4, 3};
+  return c;
+}
+
 }  // namespace model_test

@@ -132,6 +132,13 @@ TEST_CASE("config: configs/schema.json agrees with the parser (keys, defaults, r
     } else {
       CHECK(spec["default"] == defaults[name]);
     }
+    if (spec["type"] == "array") {  // static_categories: each entry in range
+      const double hi = spec["items"]["maximum"].get<double>();
+      json above = base;
+      above[name] = json::array({static_cast<int64_t>(hi) + 1});
+      CHECK(contains(error_of(above), "expected an array of integers"));
+      continue;
+    }
     if (spec.contains("enum")) {
       for (const auto& word : spec["enum"]) {
         json j = base;

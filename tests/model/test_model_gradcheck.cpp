@@ -44,8 +44,9 @@ struct GradFixture {
     ag::Graph g;
     ag::GraphScope scope(g);
     const int64_t C = cfg.token_channels();
-    const SampleBuffers s =
+    SampleBuffers s =
         model_test::samples_from_windows(window, B, cfg.context_length, cfg.horizon, C, &observed);
+    model_test::add_known(s, cfg, 9);
     return model.loss(s.view(B), options).item();
   }
 
@@ -54,8 +55,9 @@ struct GradFixture {
     ag::Graph g;
     ag::GraphScope scope(g);
     const int64_t C = cfg.token_channels();
-    const SampleBuffers s =
+    SampleBuffers s =
         model_test::samples_from_windows(window, B, cfg.context_length, cfg.horizon, C, &observed);
+    model_test::add_known(s, cfg, 9);
     g.backward(model.loss(s.view(B), options));
   }
 };
@@ -143,6 +145,31 @@ TEST_CASE("model gradcheck: linear shortcut (lookback shorter and longer than th
     INFO(where);
     CHECK(v <= 1.0);
   }
+}
+
+TEST_CASE("model gradcheck: cross-attention decoder with known, numeric and categorical inputs") {
+  // Every decoder parameter (step embedding, known and static projections, both category
+  // tables, cross-attention, feed-forward, norms) and the encoder beneath it; B = 3 samples
+  // share category rows, so the lookup's backward must sum them. Two decoder layers, the
+  // linear shortcut beside it, and dropout on.
+  ModelConfig c = model_test::micro_cross_config();
+  c.decoder_layers = 2;
+  c.linear_lookback = 5;
+  c.dropout = 0.2f;
+  GradFixture f(c);
+  f.options = model::ForwardOptions{true, 77};
+  std::string where;
+  const double v = worst_violation(f, &where);
+  INFO(where);
+  CHECK(v <= 1.0);
+  CHECK(worst_violation(f, &where, "decoder.static_embedding.1") > 1.0);
+  ModelConfig m = model_test::micro_cross_config();  // mixed channels, a past covariate
+  m.channel_mode = ChannelMode::kMixed;
+  m.channels = 2;
+  m.target_channels = 1;
+  m.static_categories.clear();
+  GradFixture fm(m);
+  CHECK(worst_violation(fm, &where) <= 1.0);
 }
 
 TEST_CASE("model gradcheck: a wrong gradient is caught") {

@@ -3,15 +3,21 @@
 // tests/model/data/torch_reference.json, so this test needs no Python:
 //   - forward predictions of several architectures (random weights, missing values)
 //     must match torch to 1e-4;
-//   - a fixed-seed 10-step AdamW loss trajectory must match torch's.
+//   - a fixed-seed 10-step AdamW loss trajectory must match torch's;
+//   - the cross-attention decoder (docs/MODEL.md 4b), with known and static inputs:
+//     forward, training loss and every parameter's gradient must match torch's
+//     float64 rebuild to 1e-5 relative.
 // With ATTNFC_TORCH_EXPORT=<dir> the test also writes the checkpoints and inputs
 // torch_reference.py reads (scripts/test-torch.sh regenerates and re-checks all).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +64,35 @@ std::vector<Case> forward_cases() {
   kv.linear_lookback = 12;
   kv.target = model::HeadTarget::kValue;
   cases.push_back({"linear_shortcut_value", kv});
+  return cases;
+}
+
+// The cross-attention decoder (docs/MODEL.md 4b) with each kind of input it reads.
+std::vector<Case> decoder_cases() {
+  std::vector<Case> cases;
+  // K = 3 known features, 2 numeric statics, categoricals of 4 and 3 rows (unseen slot
+  // included), two decoder layers and the linear shortcut beside them.
+  ModelConfig a = model_test::micro_cross_config();
+  a.decoder_layers = 2;
+  a.linear_lookback = 5;
+  cases.push_back({"cross_known_static", a});
+  // Mixed point tokens, channel 1 a past covariate (forecast, never a target).
+  ModelConfig b = model_test::micro_cross_config();
+  b.channel_mode = ChannelMode::kMixed;
+  b.channels = 2;
+  b.target_channels = 1;
+  b.patch_len = 1;
+  b.context_length = 6;
+  b.known_features = 2;
+  b.static_numeric = 0;
+  b.static_categories.clear();
+  cases.push_back({"cross_mixed_covariate", b});
+  // Nothing known: the queries are the step embedding alone.
+  ModelConfig c = model_test::micro_config();
+  c.decoder = model::Decoder::kCrossAttention;
+  c.loss_positions = model::LossPositions::kLast;
+  c.norm = model::InputNorm::kInstance;
+  cases.push_back({"cross_step_only", c});
   return cases;
 }
 
@@ -136,6 +171,119 @@ TEST_CASE("torch reference: forward predictions match to 1e-4") {
     for (size_t i = 0; i < out.size(); ++i)
       worst = std::max(worst, std::fabs(double(out[i]) - expect[i]));
     CHECK(worst <= 1e-4);
+  }
+}
+
+namespace {
+
+// What attnfc computes for one decoder case: the forward [B, 1, H*C] on the contexts, the
+// training loss on the whole windows (dropout off) and its gradient per parameter.
+struct DecoderRun {
+  std::vector<float> forward;
+  float loss = 0;
+  std::vector<std::vector<float>> grads;  // in params.all() order
+};
+
+// B = 3 windows [L + H, C], with a missing context value (window 0), a missing last
+// context step (window 1: its base is an earlier value) and a missing target (window 2).
+SampleBuffers decoder_samples(const ModelConfig& cfg, int64_t B) {
+  const int64_t L = cfg.context_length, H = cfg.horizon, C = cfg.token_channels(), T = L + H;
+  const std::vector<float> windows = model_test::make_series(B * T, C, 33);
+  std::vector<float> obs(windows.size(), 1.0f);
+  obs[static_cast<size_t>(1 * C)] = 0.0f;
+  obs[static_cast<size_t>((T + L - 1) * C + C - 1)] = 0.0f;
+  obs[static_cast<size_t>((2 * T + L + 1) * C)] = 0.0f;
+  SampleBuffers s = model_test::samples_from_windows(windows, B, L, H, C, &obs);
+  model_test::add_known(s, cfg, 34);
+  return s;
+}
+
+DecoderRun run_decoder(const PatchTransformer& model, ag::ParameterSet& params,
+                       const SampleBatch& batch) {
+  DecoderRun run;
+  {
+    ag::NoGradScope ng;
+    ag::Graph g;
+    ag::GraphScope scope(g);
+    const ag::Tensor y = model.forward(batch);
+    run.forward.assign(y.data(), y.data() + y.numel());
+  }
+  ag::Graph g;
+  ag::GraphScope scope(g);
+  params.zero_grad();
+  const ag::Tensor loss = model.loss(batch);
+  g.backward(loss);
+  run.loss = loss.item();
+  for (const auto& p : params.all())
+    run.grads.emplace_back(p.tensor.grad(), p.tensor.grad() + p.tensor.numel());
+  return run;
+}
+
+// The _data file torch_reference.py reads: inputs (codes as exact small floats) and
+// attnfc's results.
+void export_decoder(const std::string& dir, const std::string& name, const SampleBuffers& s,
+                    const ag::ParameterSet& params, const DecoderRun& run) {
+  const int64_t B = s.capacity, L = s.context, H = s.horizon, C = s.width;
+  auto floats = [](const auto& v) { return std::vector<float>(v.begin(), v.end()); };
+  st::File data;
+  data.tensors.push_back({"context", {B, L, C}, s.context_values});
+  data.tensors.push_back({"observed", {B, L, C}, floats(s.context_observed)});
+  data.tensors.push_back({"target", {B, H, C}, s.target_values});
+  data.tensors.push_back({"target_observed", {B, H, C}, floats(s.target_observed)});
+  if (s.known_width > 0) data.tensors.push_back({"known", {B, H, s.known_width}, s.known});
+  if (s.numeric_width > 0)
+    data.tensors.push_back({"static_numeric", {B, s.numeric_width}, s.static_numeric});
+  if (s.category_width > 0)
+    data.tensors.push_back({"static_codes", {B, s.category_width}, floats(s.static_codes)});
+  data.tensors.push_back({"forward", {static_cast<int64_t>(run.forward.size())}, run.forward});
+  data.tensors.push_back({"loss", {1}, {run.loss}});
+  for (size_t i = 0; i < params.all().size(); ++i)
+    data.tensors.push_back({"grad." + params.all()[i].name,
+                            {static_cast<int64_t>(run.grads[i].size())},
+                            run.grads[i]});
+  st::write(dir + "/case_" + name + "_data.safetensors", data);
+}
+
+// max |ours - torch| / max |torch|: relative to the tensor's scale, so a tensor of small
+// gradients is held to the same bar as a large one; 0 when both vanish.
+double relative_diff(const std::vector<float>& ours, const std::vector<double>& torch) {
+  REQUIRE(ours.size() == torch.size());
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    worst = std::max(worst, std::fabs(double(ours[i]) - torch[i]));
+    scale = std::max(scale, std::fabs(torch[i]));
+  }
+  return scale > 0 ? worst / scale : (worst == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
+TEST_CASE("torch reference: cross-attention decoder forward and gradients match to 1e-5") {
+  for (const Case& cs : decoder_cases()) {
+    CAPTURE(cs.name);
+    ag::ParameterSet params;
+    PatchTransformer model(cs.config, params, 31);
+    model_test::randomize(params, 32);  // the real init zeroes the head
+    const SampleBuffers s = decoder_samples(cs.config, 3);
+    const DecoderRun run = run_decoder(model, params, s.view(3));
+    if (const char* dir = export_dir()) {
+      model::save_checkpoint(std::string(dir) + "/case_" + cs.name + ".safetensors", model);
+      export_decoder(dir, cs.name, s, params, run);
+      continue;  // exporting for torch_reference.py: the reference is being regenerated
+    }
+    const nlohmann::json ref = load_reference();
+    REQUIRE(ref["cases"].contains(cs.name));
+    const nlohmann::json& c = ref["cases"][cs.name];
+    CHECK(relative_diff(run.forward, c["forward"].get<std::vector<double>>()) <= 1e-5);
+    CHECK(std::fabs(run.loss - c["loss"].get<double>()) <=
+          1e-5 * std::fabs(c["loss"].get<double>()));
+    for (size_t i = 0; i < params.all().size(); ++i) {
+      const std::string& name = params.all()[i].name;
+      CAPTURE(name);
+      REQUIRE(c["grad"].contains(name));
+      CHECK(relative_diff(run.grads[i], c["grad"][name].get<std::vector<double>>()) <= 1e-5);
+    }
+    CHECK(c["grad"].size() == params.all().size());
   }
 }
 

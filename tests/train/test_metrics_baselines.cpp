@@ -25,7 +25,7 @@ namespace {
 // One sample holding the `length` values at `values` (all observed).
 attnfc::SampleBatch contexts(const float* values, int length) {
   static const std::vector<uint8_t> all_observed(4096, 1);
-  return {1, length, 0, 1, values, all_observed.data(), nullptr, nullptr};
+  return {1, length, 0, 1, values, all_observed.data(), nullptr, nullptr, {}};
 }
 
 // A one-channel series of these values (hourly, all observed), for evaluate_windows.
@@ -130,7 +130,7 @@ TEST_CASE("repeat-last and seasonal-naive forecast exactly what they promise") {
   // context 6, horizon 5, 2 channels; channel 0 repeats period 3, channel 1 has a gap at the end
   const float ctx[] = {1, 10, 2, 20, 3, 30, 1, 40, 2, 50, 3, 99};
   const uint8_t obs[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
-  const attnfc::SampleBatch samples{1, 6, 0, 2, ctx, obs, nullptr, nullptr};
+  const attnfc::SampleBatch samples{1, 6, 0, 2, ctx, obs, nullptr, nullptr, {}};
   std::vector<float> out(10);
   repeat_last(samples, 5, out.data());
   for (int h = 0; h < 5; ++h) {

@@ -47,6 +47,9 @@ class ConfigSection {
                          const std::vector<std::string>& allowed);
   std::vector<std::string> get_string_list(const std::string& key,
                                            const std::vector<std::string>& fallback);
+  // An array of integers, each in [lo, hi].
+  std::vector<int> get_int_list(const std::string& key, const std::vector<int>& fallback, int lo,
+                                int hi);
   // A nested object (null/absent = empty); marks the key as known.
   const nlohmann::json& get_object(const std::string& key);
   // Marks keys as known without reading them (sections parsed elsewhere).

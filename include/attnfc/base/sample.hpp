@@ -21,6 +21,30 @@ enum class ChannelMode {
   kMixed,        // "mixed": one sample holds all channels at each time step
 };
 
+// What is known about a sample beyond its own values: read only by the cross-attention
+// decoder (model.decoder "cross_attention"), null/0 otherwise.
+//   known           [count, H, K]  future-known features at the H target steps (future
+//                                  covariates in scaled units, calendar sin/cos, holiday flags)
+//   static_numeric  [count, S]     the sample's series' numeric static values (standardised)
+//   static_codes    [count, G]     its categorical static values: 1..V, 0 = unseen category
+struct KnownInputs {
+  int64_t known_width = 0;  // K
+  const float* known = nullptr;
+  int64_t numeric_width = 0;  // S
+  const float* static_numeric = nullptr;
+  int64_t category_width = 0;  // G
+  const int32_t* static_codes = nullptr;
+
+  // The same inputs from sample `first` on (pointer arithmetic only).
+  KnownInputs from(int64_t first, int64_t horizon) const {
+    KnownInputs k = *this;
+    if (known) k.known = known + first * horizon * known_width;
+    if (static_numeric) k.static_numeric = static_numeric + first * numeric_width;
+    if (static_codes) k.static_codes = static_codes + first * category_width;
+    return k;
+  }
+};
+
 struct SampleBatch {
   int64_t count = 0;    // samples in this batch (the last batch of an epoch may be short)
   int64_t context = 0;  // L
@@ -30,6 +54,7 @@ struct SampleBatch {
   const uint8_t* context_observed = nullptr;  // nullptr = all observed
   const float* target_values = nullptr;
   const uint8_t* target_observed = nullptr;  // nullptr = all count
+  KnownInputs known;
 };
 
 // Buffers for up to `capacity` samples, allocated once (a training step allocates nothing).
@@ -37,6 +62,10 @@ struct SampleBuffers {
   int64_t capacity = 0, context = 0, horizon = 0, width = 1;
   std::vector<float> context_values, target_values;
   std::vector<uint8_t> context_observed, target_observed;
+  // The KnownInputs of each sample; empty when the model reads none (see reserve_known).
+  int64_t known_width = 0, numeric_width = 0, category_width = 0;
+  std::vector<float> known, static_numeric;
+  std::vector<int32_t> static_codes;
 
   SampleBuffers() = default;
   SampleBuffers(int64_t capacity_, int64_t context_, int64_t horizon_, int64_t width_)
@@ -49,8 +78,22 @@ struct SampleBuffers {
         context_observed(context_values.size()),
         target_observed(target_values.size()) {}
 
+  // Room for K known features a target step, S numeric and G categorical static values a
+  // sample (allocated here, once, like the rest).
+  void reserve_known(int64_t K, int64_t S, int64_t G) {
+    known_width = K;
+    numeric_width = S;
+    category_width = G;
+    known.assign(static_cast<size_t>(capacity * horizon * K), 0.0f);
+    static_numeric.assign(static_cast<size_t>(capacity * S), 0.0f);
+    static_codes.assign(static_cast<size_t>(capacity * G), 0);
+  }
+
   // A view of the first `count` samples (count <= capacity).
   SampleBatch view(int64_t count) const {
+    KnownInputs k{known_width,    known_width ? known.data() : nullptr,
+                  numeric_width,  numeric_width ? static_numeric.data() : nullptr,
+                  category_width, category_width ? static_codes.data() : nullptr};
     return {count,
             context,
             horizon,
@@ -58,7 +101,8 @@ struct SampleBuffers {
             context_values.data(),
             context_observed.data(),
             target_values.data(),
-            target_observed.data()};
+            target_observed.data(),
+            k};
   }
 };
 

@@ -46,6 +46,9 @@ class CsvTable {
   // lists the header's columns.
   size_t column_index(std::string_view name) const;
 
+  // The same table without the data rows whose drop[row] is nonzero (drop has num_rows()
+  // entries); kept rows keep their line numbers, so messages still name the file's lines.
+  CsvTable without_rows(const std::vector<uint8_t>& drop) const;
   // Builds "<file>:<line>:<col>: column '<name>': <what>" for a data cell.
   std::string locate_cell(size_t row, size_t column, const std::string& what) const;
 

@@ -4,6 +4,7 @@
 // Whatever is wrong is an InputError naming file, line, column, found, expected.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "attnfc/data/time.hpp"
 
 namespace attnfc::data {
+
+struct KnownSource;  // known_source.hpp
 
 // What to do with missing-value tokens ("" NA NaN null ?) in value columns.
 enum class MissingPolicy {
@@ -96,6 +99,12 @@ struct TimeSeries {
   // A panel's rows are regrouped by series: table_rows[row] is the CsvTable data row it was
   // read from (for messages naming a line). Empty = row r came from data row r.
   std::vector<size_t> table_rows;
+  // What the cross-attention decoder reads beside the values (known_source.hpp): the recipe,
+  // shared by the scaled copies (null = nothing), and each series' encoded static values,
+  // [num_series x S] and [num_series x G] in segment order. Set by the train layer.
+  std::shared_ptr<const KnownSource> known;
+  std::vector<float> static_numeric;
+  std::vector<int32_t> static_codes;
 
   size_t rows() const { return timestamps.size(); }
   size_t num_channels() const { return channels.size(); }

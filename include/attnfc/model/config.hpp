@@ -21,6 +21,7 @@ enum class PositionalEncoding { kSinusoidal, kLearned, kNone };  // "sinusoidal"
 enum class HeadTarget { kValue, kDeltaFromLast };                // "value" | "delta"
 enum class LossPositions { kAll, kLast };                        // "all" | "last"
 enum class LossKind { kMse, kMae, kHuber };                      // "mse" | "mae" | "huber"
+enum class Decoder { kLinear, kCrossAttention };                 // "linear" | "cross_attention"
 
 struct ModelConfig {
   // Tokens: non-overlapping patches of patch_len steps; context_length must be a
@@ -53,6 +54,19 @@ struct ModelConfig {
   float dropout = 0.2f;         // [0, 0.9]
   float layernorm_eps = 1e-5f;  // (0, 0.1]
 
+  // How the forecast is read from the encoder. "linear": the head maps each position's
+  // state to its H values. "cross_attention": one query per horizon step, built from a
+  // learned step embedding, the step's known features and the series' static values,
+  // cross-attends to the encoder's N outputs (docs/MODEL.md section 4b); forecasts from
+  // the last position only (loss_positions "last").
+  Decoder decoder = Decoder::kLinear;
+  int decoder_layers = 1;  // [1, 16], cross_attention only
+  // What the decoder reads beside the history (base/sample.hpp KnownInputs), set by the
+  // train layer from data.future_covariates / data.calendar / data.holidays / data.static:
+  int known_features = 0;              // K per horizon step, [0, 4096]
+  int static_numeric = 0;              // S per series, [0, 4096]
+  std::vector<int> static_categories;  // per categorical static: categories + 1 (0 = unseen)
+
   LossPositions loss_positions = LossPositions::kAll;
   LossKind loss = LossKind::kMse;
   float huber_delta = 1.0f;  // (0, 1e6], used when loss == "huber"
@@ -62,6 +76,8 @@ struct ModelConfig {
 
   // Checks ranges and cross-key rules; throws InputError naming "model.<key>".
   void validate() const;
+  void validate_decoder() const;
+  bool cross_attention() const { return decoder == Decoder::kCrossAttention; }
 };
 
 // Reads the "model" object (the value of the "model" key, not the whole file).
@@ -96,6 +112,10 @@ struct attnfc::EnumNames<attnfc::model::HeadTarget> {
 template <>
 struct attnfc::EnumNames<attnfc::model::LossPositions> {
   static constexpr std::array<const char*, 2> words{"all", "last"};
+};
+template <>
+struct attnfc::EnumNames<attnfc::model::Decoder> {
+  static constexpr std::array<const char*, 2> words{"linear", "cross_attention"};
 };
 template <>
 struct attnfc::EnumNames<attnfc::model::LossKind> {

@@ -16,6 +16,7 @@
 // normalisation mean and flagged to the embedding; a missing target is left out
 // of the loss.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,7 @@ namespace attnfc::model {
 namespace detail {
 struct Prepared;
 struct SeriesView;
+class CrossAttentionDecoder;
 }  // namespace detail
 
 struct ForwardOptions {
@@ -48,9 +50,9 @@ class PatchTransformer {
   const ModelConfig& config() const { return config_; }
   ag::ParameterSet& parameters() const { return *params_; }
 
-  // Per-position predictions [B, N, H*C] for the contexts of `batch` (its targets are
-  // not read) on the current graph (GraphScope required; under NoGradScope nothing is
-  // recorded).
+  // Per-position predictions [B, N, H*C] ([B, 1, H*C] from the cross-attention decoder)
+  // for the contexts of `batch` (its targets are not read) on the current graph (GraphScope
+  // required; under NoGradScope nothing is recorded).
   ag::Tensor forward(const SampleBatch& batch, const ForwardOptions& options = {}) const;
 
   // Training loss (one element) for samples of context L and target H (base/sample.hpp):
@@ -67,8 +69,10 @@ class PatchTransformer {
   // autoregressively (predictions appended to the context, last L steps kept).
   // Returns row-major [batch, horizon, C]. Throws InputError on a non-finite input
   // or when the whole context is unobserved; never returns NaN (throws instead).
+  // `known`: what the cross-attention decoder reads for each window (base/sample.hpp;
+  // its known features cover config.horizon steps, so such a model forecasts at most H).
   std::vector<float> forecast(const float* context, const uint8_t* observed, int64_t batch,
-                              int64_t length, int horizon = 0) const;
+                              int64_t length, int horizon = 0, const KnownInputs& known = {}) const;
   // One channel-independent series (C == 1): the last values -> [horizon].
   std::vector<float> forecast(std::span<const float> context, int horizon = 0) const;
 
@@ -100,7 +104,9 @@ class PatchTransformer {
   std::vector<float> sinusoid_;                   // [N, d] when sinusoidal
   std::vector<Block> blocks_;
   nn::LayerNorm final_norm_;
-  nn::Linear head_;
+  // "cross_attention" only (shared: the decoder holds tensor handles, like the members here).
+  std::shared_ptr<const detail::CrossAttentionDecoder> decoder_;
+  nn::Linear head_;  // [H * C, d] for the linear decoder, [C, d] per step for cross-attention
   nn::Linear linear_skip_;       // weight [H, linear_lookback], no bias: see below
   ag::Tensor linear_skip_bias_;  // [H], added after de-normalisation (data units)
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnfc/autograd/parameters.hpp"
+#include "attnfc/data/known_source.hpp"
 #include "attnfc/data/panel_scaler.hpp"
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
@@ -37,8 +38,10 @@ struct LoadedModel {
   data::PanelScaler series_scalers;
   std::vector<std::string> columns;
   std::string frequency;  // as trained ("1h"), may be "unknown"
-  int epoch = -1;         // the epoch this model is from (0 = before training); -1 unknown
-  RunConfig run;          // the resolved run config saved with the model
+  // What the cross-attention decoder reads beside the values (null: nothing).
+  std::shared_ptr<const data::KnownSource> known;
+  int epoch = -1;  // the epoch this model is from (0 = before training); -1 unknown
+  RunConfig run;   // the resolved run config saved with the model
   std::string path;
 
   // InputError naming the file when it is missing, is not an attnfc training
@@ -48,7 +51,15 @@ struct LoadedModel {
   // Reads `csv_path` with the training run's CSV options (time column, delimiter,
   // missing policy) and the model's columns; a column the model needs and the file
   // lacks is an InputError listing what the file has. Values stay in original units.
+  // With a known recipe, the series gets it, and its static columns are read and encoded.
   data::TimeSeries read_series(const std::string& csv_path) const;
+  // A predict input: as read_series, except that for a model with future covariates the
+  // rows after each series' last target row (every target empty) are cut off into
+  // *future_rows (a TimeSeries of the future covariates, same ids; empty when there are
+  // none), and the history is read from the rest under the training run's missing policy.
+  data::TimeSeries read_history(const std::string& csv_path, data::TimeSeries* future_rows) const;
+  // A --future file: the time (and id) column and the future covariates, no missing value.
+  data::TimeSeries read_future(const std::string& csv_path) const;
 
   // The scaler of each series of `split`: the stored one for a series the model was
   // trained on, else one fit on that series' own rows split.splits[k].train (its past

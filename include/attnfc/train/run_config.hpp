@@ -24,7 +24,21 @@ struct DataConfig {
   // Columns observed up to the forecast origin: inputs of a mixed model, never forecast or
   // scored. The series is read with the targets first, then these (value_columns()).
   std::vector<std::string> past_covariates;
+  // Columns known for the horizon too (a weather forecast, a price plan): inputs of a mixed
+  // model's encoder like past covariates, and read at the H future steps by the
+  // cross-attention decoder; predict takes their future rows from its input or --future.
+  std::vector<std::string> future_covariates;
+  // Calendar features of the time axis (data/known.hpp): {"auto"} or feature words.
+  std::vector<std::string> calendar;
+  std::string holidays;                     // a CSV of holiday dates: a 0/1 feature a step
+  std::vector<std::string> static_columns;  // "static": one value per series of a long file
+  // The columns the series is read with: targets, past covariates, future covariates.
   std::vector<std::string> value_columns() const;
+  // Any input only the cross-attention decoder reads.
+  bool reads_known() const {
+    return !future_covariates.empty() || !calendar.empty() || !holidays.empty() ||
+           !static_columns.empty();
+  }
   // "split": a protocol name ("etth", "ettm", "custom", or "auto": from the file name),
   // or an object {"train_rows", "val_rows", "test_rows"} | {"train_frac", "test_frac"} |
   // {"val_start", "test_start"} (timestamps), or "last_horizon" (the M4 protocol: per series,
