@@ -17,7 +17,9 @@ using namespace attnfc;
 
 namespace {
 
-std::vector<float> train_and_forecast(int threads) {
+// cross: the cross-attention decoder reading known features and statics (model_test::
+// add_known), forecasting its own horizon; else the linear head, rolled out to 30 steps.
+std::vector<float> train_and_forecast(int threads, bool cross = false) {
   kernels::set_threads(threads);
   model::ModelConfig c;
   c.context_length = 48;
@@ -27,13 +29,22 @@ std::vector<float> train_and_forecast(int threads) {
   c.n_heads = 4;
   c.n_layers = 2;
   c.dropout = 0.2f;
+  if (cross) {
+    const model::ModelConfig x = model_test::micro_cross_config();
+    c.decoder = x.decoder;
+    c.loss_positions = x.loss_positions;
+    c.known_features = x.known_features;
+    c.static_numeric = x.static_numeric;
+    c.static_categories = x.static_categories;
+    c.decoder_layers = 2;
+  }
   ag::ParameterSet params;
   model::PatchTransformer m(c, params, 17);
   ag::AdamW opt(params);
   const int64_t B = 16, T = c.context_length + c.horizon;
   const std::vector<float> w = model_test::make_series(B * T, 1, 5);
-  const SampleBuffers samples =
-      model_test::samples_from_windows(w, B, c.context_length, c.horizon, 1);
+  SampleBuffers samples = model_test::samples_from_windows(w, B, c.context_length, c.horizon, 1);
+  model_test::add_known(samples, c, 23);
   std::vector<float> out;
   ag::Graph g;
   for (int s = 0; s < 5; ++s) {
@@ -45,7 +56,8 @@ std::vector<float> train_and_forecast(int threads) {
     out.push_back(loss.item());
     opt.step(1e-3f);
   }
-  const std::vector<float> f = m.forecast(w.data(), nullptr, B, T, 30);
+  const std::vector<float> f =
+      m.forecast(w.data(), nullptr, B, T, cross ? 0 : 30, samples.view(B).known);
   out.insert(out.end(), f.begin(), f.end());
   for (const auto& p : params.all())
     out.insert(out.end(), p.tensor.data(), p.tensor.data() + p.tensor.numel());
@@ -61,6 +73,10 @@ TEST_CASE("determinism: 1 and 2 threads give bit-identical training and forecast
   REQUIRE(one.size() == two.size());
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
   CHECK(one[4] != one[0]);  // it trained
+  const std::vector<float> cross_one = train_and_forecast(1, true);
+  const std::vector<float> cross_two = train_and_forecast(2, true);
+  REQUIRE(cross_one.size() == cross_two.size());
+  CHECK(std::memcmp(cross_one.data(), cross_two.data(), cross_one.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("determinism: every kernel path this CPU runs trains the same bits as portable") {
@@ -69,10 +85,12 @@ TEST_CASE("determinism: every kernel path this CPU runs trains the same bits as 
   const kernels::Isa before = kernels::active_isa();
   kernels::set_isa(kernels::Isa::Portable);
   const std::vector<float> portable = train_and_forecast(2);
+  const std::vector<float> cross_portable = train_and_forecast(2, true);
   for (kernels::Isa isa : kernels::supported_isas()) {
     CAPTURE(kernels::isa_name(isa));
     kernels::set_isa(isa);
     const std::vector<float> got = train_and_forecast(2);
+    CHECK(train_and_forecast(2, true) == cross_portable);
     REQUIRE(got.size() == portable.size());
     size_t first_diff = got.size();
     for (size_t i = 0; i < got.size() && first_diff == got.size(); ++i)
