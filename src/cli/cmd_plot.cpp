@@ -13,6 +13,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
+#include "attnfc/data/known_source.hpp"
 #include "attnfc/train/baselines.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
@@ -165,7 +166,16 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
   std::vector<float>& base = pw.base;
   fc.assign(static_cast<size_t>(H) * C, 0.0f);
   base.assign(fc.size(), 0.0f);
-  train::model_forecaster(lm.members(), C, H)(sample.view(1), fc.data());
+  SampleBatch batch = sample.view(1);
+  SampleBuffers known(1, 0, H, 0);  // the decoder's inputs at the window's steps, as recorded
+  if (series.known) {
+    data::TimeSeries scaled = series;
+    scaled.values = values;
+    data::reserve_known(scaled, known);
+    data::fill_known(scaled, t0, 0, known);
+    batch.known = known.view(1).known;
+  }
+  train::model_forecaster(lm.members(), C, H)(batch, fc.data());
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
   nl.forecast(sample.view(1), base.data());

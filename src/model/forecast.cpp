@@ -155,9 +155,17 @@ std::vector<std::vector<float>> PatchTransformer::attention_maps(const float* co
   std::vector<float> ctx(static_cast<size_t>(L * C));
   std::vector<uint8_t> obs(ctx.size());
   gather_context(context, observed, 0, 1, length, L, C, ctx.data(), obs.data());
+  // The encoder's maps do not depend on what the decoder reads, so a decoder gets zeros
+  // (code 0: "unseen") of the widths it was built for.
+  const int64_t K = config_.known_features, S = config_.static_numeric;
+  const auto G = static_cast<int64_t>(config_.static_categories.size());
+  const std::vector<float> zeros(static_cast<size_t>(std::max<int64_t>(config_.horizon * K, S)));
+  const std::vector<int32_t> codes(static_cast<size_t>(G), 0);
+  detail::SeriesView view = context_view(1, L, C, ctx.data(), obs.data());
+  view.known = KnownInputs{K, K ? zeros.data() : nullptr, S, S ? zeros.data() : nullptr,
+                           G, G ? codes.data() : nullptr};
   std::vector<ag::Tensor> weights;
-  predict_positions(context_view(1, L, C, ctx.data(), obs.data()), ForwardOptions{}, false,
-                    &weights);
+  predict_positions(view, ForwardOptions{}, false, &weights);
   std::vector<std::vector<float>> maps;
   for (const ag::Tensor& w : weights) {
     const ag::Tensor c = w.contiguous();  // [1, heads, N, N]

@@ -99,6 +99,14 @@ TEST_CASE("known features: train, then predict from future rows or --future, the
       run_attnfc("evaluate -m " + model + " -i " + s.csv + " --json " + s.dir + "/e.json");
   REQUIRE_MESSAGE(eval.code == 0, eval.out);
   CHECK(contains(slurp(s.dir + "/e.json"), "\"values\": 904"));
+  // plot forecasts a test window with the covariates recorded for its steps.
+  const Run plot = run_attnfc("plot -m " + model + " -i " + s.csv + " -o " + s.dir + "/p.html");
+  REQUIRE_MESSAGE(plot.code == 0, plot.out);
+  CHECK(contains(slurp(s.dir + "/p.html"), "forecast"));
+  // The encoder's attention maps of a decoder model.
+  const Run att = run_attnfc("attention --model " + model + " --input " + s.csv);
+  REQUIRE_MESSAGE(att.code == 0, att.out);
+  CHECK(contains(att.out, "layer 0 head 1"));
 }
 
 TEST_CASE("known features: predict input mistakes name the file and step, exit 2") {
