@@ -214,6 +214,28 @@ std::vector<int> ConfigSection::get_int_list(const std::string& key,
   return out;
 }
 
+std::vector<double> ConfigSection::get_number_list(const std::string& key,
+                                                   const std::vector<double>& fallback, double lo,
+                                                   double hi) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  const std::string expected = ", expected an array of numbers in (" + nlohmann::json(lo).dump() +
+                               ", " + nlohmann::json(hi).dump() + ")";
+  if (!v->is_array()) {
+    throw InputError("config key '" + key_path(key) + "': found " + type_name(*v) + expected);
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto& e = (*v)[i];
+    if (!e.is_number() || !(e.get<double>() > lo && e.get<double>() < hi)) {
+      throw InputError("config key '" + key_path(key) + "[" + std::to_string(i) + "]': found " +
+                       e.dump() + expected);
+    }
+    out.push_back(e.get<double>());
+  }
+  return out;
+}
+
 const nlohmann::json& ConfigSection::get_object(const std::string& key) {
   static const nlohmann::json kNull;
   const nlohmann::json* v = find(key);

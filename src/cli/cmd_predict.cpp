@@ -37,11 +37,16 @@ size_t targets_of(const data::TimeSeries& series) {
 // finite network outputs into inf, which must not be printed with exit 0.
 void check_finite(const std::vector<float>& forecast, const data::TimeSeries& series, int H,
                   const std::string& input, const std::string& model) {
-  const size_t C = series.num_channels();
+  const size_t C = series.num_channels(), W = forecast.size() / (C * static_cast<size_t>(H));
   for (int h = 0; h < H; ++h)
     for (size_t c = 0; c < targets_of(series); ++c) {
-      const float v = forecast[static_cast<size_t>(h) * C + c];
-      if (std::isfinite(v)) continue;
+      bool finite = true;
+      float v = 0;
+      for (size_t w = 0; w < W && finite; ++w) {
+        v = forecast[(static_cast<size_t>(h) * C + c) * W + w];
+        finite = std::isfinite(v);
+      }
+      if (finite) continue;
       throw InputError(input + ": column '" + series.channels[c] + "': the forecast at step " +
                        std::to_string(h + 1) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
                        " after undoing the scaling of " + model +
@@ -96,9 +101,45 @@ std::vector<float> forecast_series(const train::LoadedModel& lm, const data::Tim
   std::vector<float> forecast(static_cast<size_t>(H) * C);
   SampleBatch batch = sample.view(1);
   if (known.capacity > 0) batch.known = known.view(1).known;
-  train::model_forecaster(lm.members(), C, H)(batch, forecast.data());
+  const int Q = lm.config().levels(), m = lm.config().median_level();
+  std::vector<float> levels;  // [H, Q, C]
+  train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr)(batch, forecast.data());
   scaler.inverse_transform(forecast.data(), H);
-  return forecast;
+  if (Q == 1) return forecast;
+  // [H, C, Q]: the point forecast, then the other levels in increasing order.
+  scaler.inverse_transform(levels.data(), static_cast<size_t>(H) * Q);
+  std::vector<float> out(static_cast<size_t>(H) * C * Q);
+  for (int h = 0; h < H; ++h)
+    for (int c = 0; c < C; ++c) {
+      float* o = &out[(static_cast<size_t>(h) * C + c) * Q];
+      *o++ = forecast[static_cast<size_t>(h) * C + c];
+      for (int q = 0; q < Q; ++q)
+        if (q != m) *o++ = levels[(static_cast<size_t>(h) * Q + q) * C + c];
+    }
+  return out;
+}
+
+// The columns of a target `name`: itself, then one per quantile level other than 0.5 in
+// increasing order, named as NeuralForecast names intervals: a level q < 0.5 whose 1 - q is
+// a level too is "<name>-lo-<100 (1 - 2q)>", that partner "<name>-hi-<...>"; a level
+// without a partner "<name>-q<q>" (e.g. OT-q0.3).
+std::string target_columns(const std::string& name, const std::vector<float>& levels) {
+  std::string out = "," + name;
+  const auto has = [&](float q) {
+    return std::any_of(levels.begin(), levels.end(),
+                       [&](float l) { return std::fabs(l - q) < 1e-6f; });
+  };
+  char buf[64];
+  for (float q : levels) {
+    if (q == 0.5f) continue;
+    if (has(1.0f - q))
+      std::snprintf(buf, sizeof buf, "-%s-%g", q < 0.5f ? "lo" : "hi",
+                    std::round(1000.0 * std::fabs(1.0 - 2.0 * q)) / 10.0);
+    else
+      std::snprintf(buf, sizeof buf, "-q%g", static_cast<double>(q));
+    out += "," + name + buf;
+  }
+  return out;
 }
 
 // Where a predict input's future covariates come from: its own rows after the history,
@@ -139,29 +180,32 @@ SampleBuffers known_for(const train::LoadedModel& lm, const data::TimeSeries& se
 // Appends the H forecast rows of one series, each led by `lead` ("" or "<id>,").
 void append_rows(InputForecast& out, const data::TimeSeries& series,
                  const std::vector<float>& forecast, const std::string& input,
-                 const std::string& lead) {
+                 const std::string& lead, int W) {
   const int C = static_cast<int>(series.num_channels());
-  const int H = static_cast<int>(forecast.size()) / C;
+  const int H = static_cast<int>(forecast.size()) / (C * W);
   const std::vector<int64_t> stamps = series.future_timestamps(H);
   check_times(stamps, series, input);
   char buf[64];
   for (int h = 0; h < H; ++h) {
     std::string row = lead + series.format_time(stamps[h]);
-    for (int c = 0; c < static_cast<int>(targets_of(series)); ++c) {
-      std::snprintf(buf, sizeof buf, ",%.7g", forecast[static_cast<size_t>(h) * C + c]);
-      row += buf;
-    }
+    for (int c = 0; c < static_cast<int>(targets_of(series)); ++c)
+      for (int w = 0; w < W; ++w) {
+        std::snprintf(buf, sizeof buf, ",%.7g", forecast[(static_cast<size_t>(h) * C + c) * W + w]);
+        row += buf;
+      }
     out.rows.push_back(std::move(row));
   }
 }
 
-InputForecast empty_forecast(const data::TimeSeries& series, const std::string& input) {
+InputForecast empty_forecast(const data::TimeSeries& series, const std::string& input,
+                             const std::vector<float>& levels) {
   InputForecast out{input,
                     series.time_columns.size() == 1 ? series.time_columns[0] : "date",
                     "",
                     {},
-                    static_cast<int>(targets_of(series))};
-  for (size_t c = 0; c < targets_of(series); ++c) out.columns += "," + series.channels[c];
+                    static_cast<int>(targets_of(series) * std::max<size_t>(1, levels.size()))};
+  for (size_t c = 0; c < targets_of(series); ++c)
+    out.columns += target_columns(series.channels[c], levels);
   return out;
 }
 
@@ -205,7 +249,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
                              const Futures& futures) {
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
-  InputForecast out = empty_forecast(panel, input);
+  InputForecast out = empty_forecast(panel, input, lm.config().quantiles);
   out.time_name = csv_cell(panel.id_column) + "," + out.time_name;
   const std::vector<data::SeriesSegment> segments = panel.series_segments();
   size_t unseen = 0;
@@ -219,7 +263,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
     const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label);
     const std::vector<float> forecast = forecast_series(lm, series, own, H, known);
     check_finite(forecast, series, H, label, a.model);
-    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",");
+    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",", lm.config().levels());
   }
   if (unseen > 0)
     spdlog::warn("{}: {} series the model was not trained on, each scaled by its own history",
@@ -246,8 +290,8 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
   const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input);
   const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
   check_finite(forecast, series, H, input, a.model);
-  InputForecast out = empty_forecast(series, input);
-  append_rows(out, series, forecast, input, "");
+  InputForecast out = empty_forecast(series, input, lm.config().quantiles);
+  append_rows(out, series, forecast, input, "", lm.config().levels());
   return out;
 }
 

@@ -99,7 +99,7 @@ std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
     add_linear(out, p + "ff_out", ff, d);
   }
   add_norm(out, "final_norm", d);
-  add_linear(out, "head", d, c.cross_attention() ? C : H * C);
+  add_linear(out, "head", d, (c.cross_attention() ? 1 : H) * c.levels() * C);
   if (c.linear_lookback > 0) {
     add_linear(out, "linear_skip", c.linear_lookback, H, false);
     out.push_back({"linear_skip.bias", {H}});

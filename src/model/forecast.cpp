@@ -52,6 +52,16 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
   }
 }
 
+// Steps [0, take) of windows [first, first + count) of one forecast pass, every level,
+// into levels [batch, want, Q * C] at step `done` (non-finite values are caught by the
+// point forecast's check, which reads the same level m).
+void copy_levels(const float* p, int64_t first, int64_t count, int64_t done, int64_t take,
+                 int64_t H, int64_t QC, int64_t want, float* levels) {
+  for (int64_t b = 0; b < count; ++b)
+    for (int64_t h = 0; h < take; ++h)
+      std::copy_n(p + (b * H + h) * QC, QC, levels + ((first + b) * want + done + h) * QC);
+}
+
 // Contexts [count, L, C] as the model's series view (no target).
 detail::SeriesView context_view(int64_t count, int64_t L, int64_t C, const float* ctx,
                                 const uint8_t* obs) {
@@ -68,7 +78,8 @@ detail::SeriesView context_view(int64_t count, int64_t L, int64_t C, const float
 
 std::vector<float> PatchTransformer::forecast(const float* context, const uint8_t* observed,
                                               int64_t batch, int64_t length, int horizon,
-                                              const KnownInputs& known) const {
+                                              const KnownInputs& known,
+                                              std::vector<float>* levels) const {
   const int64_t L = config_.context_length, H = config_.horizon, C = config_.token_channels();
   if (horizon < 0) throw std::invalid_argument("forecast: negative horizon");
   const int64_t want = horizon == 0 ? H : horizon;
@@ -82,6 +93,8 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
     throw InputError("forecast: expected at least one context step, got " + std::to_string(length));
   }
   std::vector<float> result(static_cast<size_t>(batch * want * C));
+  const int64_t Q = config_.levels(), m = config_.median_level();
+  if (levels) levels->assign(static_cast<size_t>(batch * want * Q * C), 0.0f);
   // Chunks bound the arena; 256 windows of the default model take a few MB.
   constexpr int64_t kChunk = 256;
   ag::NoGradScope no_grad;
@@ -99,12 +112,13 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
       detail::SeriesView view = context_view(count, L, C, ctx.data(), obs.data());
       view.known = known.from(first, H);
       const ag::Tensor pred = predict_positions(view, ForwardOptions{}, true, nullptr);
-      const float* p = pred.data();  // [count, 1, H, C]
+      const float* p = pred.data();  // [count, 1, H * Q, C]: level m is the point forecast
       const int64_t take = std::min(H, want - done);
+      if (levels) copy_levels(p, first, count, done, take, H, Q * C, want, levels->data());
       for (int64_t b = 0; b < count; ++b) {
         for (int64_t h = 0; h < take; ++h) {
           for (int64_t c = 0; c < C; ++c) {
-            const float v = p[(b * H + h) * C + c];
+            const float v = p[((b * H + h) * Q + m) * C + c];
             if (!std::isfinite(v)) {
               throw std::runtime_error(
                   "forecast: the model produced a non-finite value for "
@@ -128,7 +142,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
         std::move(ob + shift * C, ob + L * C, ob);
         for (int64_t t = 0; t < shift; ++t) {
           for (int64_t c = 0; c < C; ++c) {
-            cb[(L - shift + t) * C + c] = p[(b * H + (H - shift + t)) * C + c];
+            cb[(L - shift + t) * C + c] = p[((b * H + (H - shift + t)) * Q + m) * C + c];
             ob[(L - shift + t) * C + c] = 1;
           }
         }

@@ -60,6 +60,7 @@ void ModelConfig::validate() const {
                      "model.channel_mode = \"mixed\", or channel_mode \"independent\"");
   }
   validate_decoder();
+  validate_quantiles();
   if (d_model % n_heads != 0) {
     throw InputError(key("d_model") + ": found " + std::to_string(d_model) +
                      ", expected a multiple of model.n_heads (" + std::to_string(n_heads) + ")");
@@ -101,6 +102,32 @@ void ModelConfig::validate_decoder() const {
                      "expected \"last\"");
 }
 
+int ModelConfig::median_level() const {
+  for (size_t i = 0; i < quantiles.size(); ++i)
+    if (quantiles[i] == 0.5f) return static_cast<int>(i);
+  return 0;
+}
+
+void ModelConfig::validate_quantiles() const {
+  if (quantiles.empty()) return;
+  if (quantiles.size() > 31)
+    throw InputError(key("quantiles") + ": found " + std::to_string(quantiles.size()) +
+                     " levels, expected at most 31");
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    const float q = quantiles[i];
+    if (!(q > 0.0f && q < 1.0f))
+      throw InputError(key("quantiles") + ": found " + std::to_string(q) +
+                       ", expected levels strictly between 0 and 1");
+    if (i > 0 && !(q > quantiles[i - 1]))
+      throw InputError(key("quantiles") + ": found " + std::to_string(quantiles[i - 1]) +
+                       " before " + std::to_string(q) +
+                       ", expected strictly increasing levels (each once)");
+  }
+  if (quantiles[static_cast<size_t>(median_level())] != 0.5f)
+    throw InputError(key("quantiles") +
+                     ": expected the level 0.5 among them (its forecast is the point forecast)");
+}
+
 ModelConfig parse_model_config(const nlohmann::json& section, const std::string& path) {
   ConfigSection s(section, path);
   ModelConfig c;
@@ -128,6 +155,8 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.known_features = static_cast<int>(s.get_int("known_features", c.known_features, 0, 4096));
   c.static_numeric = static_cast<int>(s.get_int("static_numeric", c.static_numeric, 0, 4096));
   c.static_categories = s.get_int_list("static_categories", {}, 2, 1000000);
+  for (double q : s.get_number_list("quantiles", {}, 0.0, 1.0))
+    c.quantiles.push_back(static_cast<float>(q));
   c.loss_positions = get_enum(s, "loss_positions", c.loss_positions);
   c.loss = get_enum(s, "loss", c.loss);
   c.huber_delta = static_cast<float>(s.get_number("huber_delta", c.huber_delta, 0, 1e6, true));
@@ -161,6 +190,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["known_features"] = c.known_features;
   j["static_numeric"] = c.static_numeric;
   j["static_categories"] = c.static_categories;
+  j["quantiles"] = c.quantiles;
   j["loss_positions"] = enum_name(c.loss_positions);
   j["loss"] = enum_name(c.loss);
   j["huber_delta"] = c.huber_delta;

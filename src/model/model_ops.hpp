@@ -4,6 +4,7 @@
 // dimensions per element; these are the same arithmetic as flat loops, which
 // took a fifth of a training step off the S benchmark shape.
 #include <cstdint>
+#include <vector>
 
 #include "attnfc/autograd/tensor.hpp"
 
@@ -27,6 +28,19 @@ ag::Tensor embed_tokens(const ag::Tensor& features, const ag::Tensor& W, const a
 // Backward: dtable[codes[b], :] += dy[b, :] (b ascending, fixed order).
 ag::Tensor gather_rows(const ag::Tensor& table, const int32_t* codes, int64_t count,
                        int64_t stride);
+
+// The quantile head's non-crossing map (docs/MODEL.md 4c), x [R, Q, C] contiguous:
+//   y[m] = x[m];  y[j] = y[j-1] + softplus(x[j]) for j > m;  y[j] = y[j+1] - softplus(x[j]) for j <
+//   m
+// with m the median level, so the levels increase strictly and x = 0 spreads them ln 2 apart.
+// Backward: dx_j += sigmoid(x_j) * sum_{k >= j} dy_k (j > m), -sigmoid(x_j) * sum_{k <= j} dy_k
+// (j < m), dx_m += sum_k dy_k.
+ag::Tensor monotone_levels(const ag::Tensor& x, int median);
+
+// The mean over levels of the pinball loss of level q_j, pred [.., H * Q, C] (levels of a step
+// consecutive), target and mask [.., H, C]: (1/Q) sum_j quantile_loss(pred_j, target, q_j).
+ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
+                               const ag::Tensor& mask, const std::vector<float>& levels);
 
 // y[b, n, j] = x[b, n, j] + pe[n, j]; x [B, N, d] and pe [N, d] contiguous.
 // Backward: dx += dy; dpe[n, j] += sum over b of dy[b, n, j] (b ascending, fixed order).

@@ -88,7 +88,9 @@ PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& 
   }
   final_norm_ = nn::LayerNorm(params, "final_norm", d, config_.layernorm_eps);
   // The cross-attention decoder's head maps each step's state to its C values.
-  head_ = nn::Linear(params, "head", d, config_.cross_attention() ? C : H * C, true, next_seed());
+  const int Q = config_.levels();
+  head_ =
+      nn::Linear(params, "head", d, (config_.cross_attention() ? 1 : H) * Q * C, true, next_seed());
   // A zero head makes the untrained model forecast the last observed value
   // (target "delta") or the running mean (target "value"): training starts from
   // the naive baseline instead of from noise (issue 9: repeating the last value
@@ -167,12 +169,12 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   ag::Tensor raw;
   int64_t n_out = 1;
   if (decoder_) {
-    // Queries for the H steps read all N encoder outputs: [B, H, d] -> head -> [B, H, C].
+    // Queries for the H steps read all N encoder outputs: [B, H, d] -> head -> [B, H, Q C].
     const detail::DecoderDropout drop{p, train, options.dropout_seed,
                                       static_cast<uint64_t>(1 + 2 * blocks_.size())};
     const ag::Tensor y = decoder_->forward(final_norm_.forward(x), in.known, drop);
     raw = ag::linear(y, decoder_->final_norm.as_prenorm(), head_.weight, head_.bias, {})
-              .reshape({B, 1, H * C});
+              .reshape({B, 1, H * config_.levels() * C});
   } else {
     // The final LayerNorm is per position, so the last position may be sliced off first.
     if (last_only) x = x.slice(1, N - 1, N).contiguous();
@@ -181,19 +183,46 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     // [B, n_out, H, C].
     raw = ag::linear(x, final_norm_.as_prenorm(), head_.weight, head_.bias, {});
   }
+  return head_output(raw, in, B, n_out);
+}
+
+// raw [B, n_out, H * Q * C], the levels of a step and channel in (h, q, c) order ->
+// predictions [B, n_out, H * Q, C] in data units.
+ag::Tensor PatchTransformer::head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
+                                         int64_t n_out) const {
+  const int64_t C = config_.token_channels(), H = config_.horizon, Q = config_.levels();
+  if (Q > 1)  // non-crossing levels (docs/MODEL.md 4c)
+    raw = detail::monotone_levels(raw.reshape({B * n_out * H, Q, C}), config_.median_level());
   if (config_.linear_lookback == 0)
-    return detail::scale_shift(raw.reshape({B, n_out, H, C}), in.scale, in.offset);
+    return detail::scale_shift(raw.reshape({B, n_out, H * Q, C}), in.scale, in.offset);
   // Linear shortcut (C == 1): s W^T [B, n_out, K] -> [B, n_out, H] joins the head before
-  // de-normalising; its bias [H] is added after, in data units.
-  raw = ag::add(raw, linear_skip_.forward(in.lookback)).reshape({B, n_out, H, C});
-  const ag::Tensor pred = detail::scale_shift(raw, in.scale, in.offset);
-  return ag::add(pred, linear_skip_bias_.reshape({H, 1}));
+  // de-normalising (the same shift for every level); its bias [H] is added after, in data
+  // units.
+  const ag::Tensor skip = linear_skip_.forward(in.lookback);
+  if (Q == 1) {
+    raw = ag::add(raw, skip).reshape({B, n_out, H, C});
+    const ag::Tensor pred = detail::scale_shift(raw, in.scale, in.offset);
+    return ag::add(pred, linear_skip_bias_.reshape({H, 1}));
+  }
+  raw = ag::add(raw.reshape({B, n_out, H, Q}), skip.reshape({B, n_out, H, 1}));
+  const ag::Tensor pred =
+      detail::scale_shift(raw.reshape({B, n_out, H * Q, 1}), in.scale, in.offset);
+  return ag::add(pred.reshape({B, n_out, H, Q}), linear_skip_bias_.reshape({H, 1}))
+      .reshape({B, n_out, H * Q, 1});
+}
+
+ag::Tensor PatchTransformer::point_of(const ag::Tensor& pred) const {
+  const int64_t Q = config_.levels();
+  if (Q == 1) return pred;
+  const int64_t B = pred.size(0), n = pred.size(1), C = pred.size(3), H = config_.horizon;
+  const int m = config_.median_level();
+  return pred.reshape({B * n * H, Q, C}).slice(1, m, m + 1).contiguous().reshape({B, n, H, C});
 }
 
 ag::Tensor PatchTransformer::forward(const SampleBatch& batch,
                                      const ForwardOptions& options) const {
   const ag::Tensor pred =
-      predict_positions(view_of(batch, config_, false), options, false, nullptr);
+      point_of(predict_positions(view_of(batch, config_, false), options, false, nullptr));
   return pred.reshape({pred.size(0), pred.size(1), pred.size(2) * pred.size(3)});
 }
 
@@ -211,6 +240,8 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
   }
   const ag::Tensor pred = forward_prepared(detail::prepare_inputs(config_, view, last_only),
                                            options, last_only, nullptr);
+  if (config_.levels() > 1)
+    return detail::pinball_over_levels(pred, targets, mask, config_.quantiles);
   switch (config_.loss) {
     case LossKind::kMae:
       return ag::mae_loss(pred, targets, mask);

@@ -33,7 +33,36 @@ KnownInputs repeat_known(const KnownInputs& k, int64_t batch, int C, int H, Samp
 
 }  // namespace
 
-BatchForecaster model_forecaster(const Members& members, int channels, int horizon) {
+namespace {
+
+// The members' mean of every quantile level, [samples, H, Q, C_model], reordered into the
+// window layout [batch, H, Q, C] (a channel-independent sample b * C + c is window b's c).
+void mean_levels(const Members& members, const float* values, const uint8_t* observed,
+                 int64_t samples, int L, int H, const KnownInputs& inputs, bool mixed,
+                 int64_t batch, int C, std::vector<float>& out) {
+  std::vector<float> sum, lv;
+  for (const model::PatchTransformer* m : members) {
+    m->forecast(values, observed, samples, L, H, inputs, &lv);
+    if (sum.empty()) sum.assign(lv.size(), 0.0f);
+    for (size_t i = 0; i < lv.size(); ++i) sum[i] += lv[i];
+  }
+  const int Q = members.front()->config().levels();
+  const auto k = static_cast<float>(members.size());
+  out.resize(sum.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int q = 0; q < Q; ++q)
+        for (int c = 0; c < C; ++c) {
+          const int64_t dst = ((b * H + h) * Q + q) * C + c;
+          const int64_t src = mixed ? dst : ((b * C + c) * H + h) * Q + q;
+          out[static_cast<size_t>(dst)] = members.size() > 1 ? sum[src] / k : sum[src];
+        }
+}
+
+}  // namespace
+
+BatchForecaster model_forecaster(const Members& members, int channels, int horizon,
+                                 std::vector<float>* levels) {
   if (members.empty()) throw std::logic_error("model_forecaster: no networks");
   const model::ModelConfig& cfg = members.front()->config();
   const int L = cfg.context_length;
@@ -45,7 +74,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   auto obs = std::make_shared<std::vector<uint8_t>>();
   auto known = std::make_shared<SampleBuffers>();
   const int model_h = cfg.horizon;  // known inputs always cover the model's H steps
-  return [members, L, H, C, mixed, ctx, obs, known, model_h](const SampleBatch& s, float* out) {
+  return [members, L, H, C, mixed, ctx, obs, known, model_h, levels](const SampleBatch& s,
+                                                                     float* out) {
     if (s.context != L || s.width != C)
       throw std::invalid_argument("model_forecaster: samples of another shape");
     const int64_t batch = s.count, n = batch * L * C;
@@ -79,6 +109,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
       for (int h = 0; h < H; ++h)
         for (int c = 0; c < C; ++c)
           out[(b * H + h) * C + c] = mixed ? f[(b * H + h) * C + c] : f[(b * C + c) * H + h];
+    if (levels)
+      mean_levels(members, values, observed, samples, L, H, inputs, mixed, batch, C, *levels);
   };
 }
 

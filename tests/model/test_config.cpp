@@ -132,11 +132,15 @@ TEST_CASE("config: configs/schema.json agrees with the parser (keys, defaults, r
     } else {
       CHECK(spec["default"] == defaults[name]);
     }
-    if (spec["type"] == "array") {  // static_categories: each entry in range
-      const double hi = spec["items"]["maximum"].get<double>();
+    if (spec["type"] == "array") {  // each entry in range
       json above = base;
-      above[name] = json::array({static_cast<int64_t>(hi) + 1});
-      CHECK(contains(error_of(above), "expected an array of integers"));
+      if (spec["items"]["type"] == "integer") {  // static_categories
+        above[name] = json::array({spec["items"]["maximum"].get<int64_t>() + 1});
+        CHECK(contains(error_of(above), "expected an array of integers"));
+      } else {  // quantiles
+        above[name] = json::array({0.5, spec["items"]["exclusiveMaximum"].get<double>()});
+        CHECK(contains(error_of(above), "expected an array of numbers in (0.0, 1.0)"));
+      }
       continue;
     }
     if (spec.contains("enum")) {

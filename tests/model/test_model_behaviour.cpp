@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/ops.hpp"
@@ -247,4 +249,46 @@ TEST_CASE("model: a past covariate is an input only, never a target (model.targe
   bad = model_test::micro_config();
   bad.target_channels = 1;
   CHECK_THROWS_AS(bad.validate(), InputError);
+}
+
+TEST_CASE("quantiles: levels never cross, the median is the point forecast, causality holds") {
+  ModelConfig c = model_test::micro_config();
+  c.quantiles = {0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
+  check_causal(c);
+  ag::ParameterSet params;
+  PatchTransformer m(c, params, 1);
+  // Untrained (zero head): the median is the last value and the levels sit ln 2 sigma apart.
+  std::vector<float> ctx = {1, 2, 3, 4, 5, 6, 7, 8.5f};
+  std::vector<float> levels;
+  const std::vector<float> point = m.forecast(ctx.data(), nullptr, 1, 8, 0, {}, &levels);
+  REQUIRE(levels.size() == 3 * 5);
+  for (int h = 0; h < 3; ++h) {
+    CHECK(point[h] == 8.5f);
+    CHECK(levels[h * 5 + 2] == 8.5f);
+    for (int q = 1; q < 5; ++q) CHECK(levels[h * 5 + q] > levels[h * 5 + q - 1]);
+  }
+  // Random weights, a rollout beyond H: still ordered at every step, median = point.
+  model_test::randomize(params, 4, 2.0f);
+  const std::vector<float> series = model_test::make_series(20, 1, 2);
+  const std::vector<float> p2 = m.forecast(series.data(), nullptr, 1, 20, 7, {}, &levels);
+  for (int h = 0; h < 7; ++h) {
+    CHECK(p2[h] == levels[h * 5 + 2]);
+    for (int q = 1; q < 5; ++q) CHECK(levels[h * 5 + q] > levels[h * 5 + q - 1]);
+  }
+}
+
+TEST_CASE("quantiles: bad levels are refused naming model.quantiles") {
+  for (const std::vector<float>& bad : std::vector<std::vector<float>>{
+           {0.1f, 0.9f}, {0.5f, 0.5f}, {0.9f, 0.5f}, {0.0f, 0.5f}, {0.5f, 1.0f}}) {
+    ModelConfig c = model_test::micro_config();
+    c.quantiles = bad;
+    std::string error;
+    try {
+      c.validate();
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    CAPTURE(error);
+    CHECK(error.find("model.quantiles") != std::string::npos);
+  }
 }

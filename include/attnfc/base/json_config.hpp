@@ -50,6 +50,9 @@ class ConfigSection {
   // An array of integers, each in [lo, hi].
   std::vector<int> get_int_list(const std::string& key, const std::vector<int>& fallback, int lo,
                                 int hi);
+  // An array of numbers, each in the open interval (lo, hi).
+  std::vector<double> get_number_list(const std::string& key, const std::vector<double>& fallback,
+                                      double lo, double hi);
   // A nested object (null/absent = empty); marks the key as known.
   const nlohmann::json& get_object(const std::string& key);
   // Marks keys as known without reading them (sections parsed elsewhere).

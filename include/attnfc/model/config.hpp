@@ -67,16 +67,27 @@ struct ModelConfig {
   int static_numeric = 0;              // S per series, [0, 4096]
   std::vector<int> static_categories;  // per categorical static: categories + 1 (0 = unseen)
 
+  // Quantile forecasting: the head outputs every level for every step and channel, trained
+  // with the mean pinball loss over the levels (replacing model.loss); strictly increasing
+  // levels in (0, 1) that include 0.5, whose forecast is the point forecast. Monotone by
+  // construction (docs/MODEL.md section 4c). Empty = point forecasts.
+  std::vector<float> quantiles;
+
   LossPositions loss_positions = LossPositions::kAll;
   LossKind loss = LossKind::kMse;
   float huber_delta = 1.0f;  // (0, 1e6], used when loss == "huber"
 
   int num_patches() const { return context_length / patch_len; }
   int token_channels() const { return channel_mode == ChannelMode::kMixed ? channels : 1; }
+  // Values per step and channel the head writes: the quantile levels, or 1.
+  int levels() const { return quantiles.empty() ? 1 : static_cast<int>(quantiles.size()); }
+  // The index of level 0.5 (the point forecast), 0 without quantiles.
+  int median_level() const;
 
   // Checks ranges and cross-key rules; throws InputError naming "model.<key>".
   void validate() const;
   void validate_decoder() const;
+  void validate_quantiles() const;
   bool cross_attention() const { return decoder == Decoder::kCrossAttention; }
 };
 

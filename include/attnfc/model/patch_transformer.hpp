@@ -71,8 +71,11 @@ class PatchTransformer {
   // or when the whole context is unobserved; never returns NaN (throws instead).
   // `known`: what the cross-attention decoder reads for each window (base/sample.hpp;
   // its known features cover config.horizon steps, so such a model forecasts at most H).
+  // `levels` (optional, quantile models): every level, [batch, horizon, Q, C], strictly
+  // increasing along Q; the return value is level 0.5 (a rollout feeds it back).
   std::vector<float> forecast(const float* context, const uint8_t* observed, int64_t batch,
-                              int64_t length, int horizon = 0, const KnownInputs& known = {}) const;
+                              int64_t length, int horizon = 0, const KnownInputs& known = {},
+                              std::vector<float>* levels = nullptr) const;
   // One channel-independent series (C == 1): the last values -> [horizon].
   std::vector<float> forecast(std::span<const float> context, int horizon = 0) const;
 
@@ -96,6 +99,10 @@ class PatchTransformer {
   ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
                               bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor loss_on(const detail::SeriesView& series, const ForwardOptions& options) const;
+  ag::Tensor head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
+                         int64_t n_out) const;
+  // The point forecast (level 0.5) of predictions [B, n, H * Q, C] -> [B, n, H, C].
+  ag::Tensor point_of(const ag::Tensor& pred) const;
 
   ModelConfig config_;
   ag::ParameterSet* params_;

@@ -28,7 +28,10 @@ using Members = std::vector<const model::PatchTransformer*>;
 // [count, H, C].
 // An ensemble's members are summed in order and divided by their number, so the
 // result does not depend on the thread count.
-BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0);
+// levels (optional, quantile models; must outlive the forecaster): each call also writes
+// every level of every window, [count, H, Q, C], the members' mean (still increasing in Q).
+BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0,
+                                 std::vector<float>* levels = nullptr);
 
 struct LoadedModel {
   std::vector<std::unique_ptr<ag::ParameterSet>> params;

@@ -1,0 +1,55 @@
+// Quantile forecasts (model.quantiles) as a user runs them: predict writes the point
+// forecast and the intervals under NeuralForecast's column names, every interval ordered
+// around the point; bad levels are refused naming the key, exit 2.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+
+using cli_test::contains;
+using cli_test::Run;
+using cli_test::run_attnfc;
+
+TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per row") {
+  cli_test::ScratchDir s("attnfc_quantiles_");
+  const std::string csv = cli_test::write_etth1_head(s.dir, 701);
+  const std::string model = cli_test::train_micro_model(
+      s.dir, csv, "");  // trains dir/run; the quantile run below overrides the model keys
+  const Run train =
+      run_attnfc("train --config " + s.dir + "/micro.json --set " +
+                 "'model.quantiles=[0.025,0.1,0.3,0.5,0.9,0.975]' --out " + s.dir + "/q");
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  const Run p = run_attnfc("predict -m " + s.dir + "/q/model.safetensors -i " + csv);
+  REQUIRE_MESSAGE(p.code == 0, p.out);
+  CHECK(contains(p.out, "date,OT,OT-lo-95,OT-lo-80,OT-q0.3,OT-hi-80,OT-hi-95\n"));
+  std::istringstream lines(p.out);
+  std::string line;
+  std::getline(lines, line);  // header
+  int rows = 0;
+  while (std::getline(lines, line) && line.find(',') != std::string::npos) {
+    std::vector<double> v;
+    std::istringstream cells(line.substr(line.find(',') + 1));
+    for (std::string c; std::getline(cells, c, ',');) v.push_back(std::atof(c.c_str()));
+    REQUIRE(v.size() == 6);
+    // point, lo-95, lo-80, q0.3, hi-80, hi-95: the levels increase, the point sits inside.
+    CHECK(v[1] < v[2]);
+    CHECK(v[2] < v[3]);
+    CHECK(v[3] < v[0]);
+    CHECK(v[0] < v[4]);
+    CHECK(v[4] < v[5]);
+    ++rows;
+  }
+  CHECK(rows == 8);
+  for (const char* bad : {"[0.1,0.9]", "[0.5,0.5]", "[0.9,0.5]", "[0,0.5]", "[0.5,1.5]"}) {
+    const Run r =
+        run_attnfc("train --config " + s.dir + "/micro.json --set 'model.quantiles=" + bad +
+                   "' --out " + s.dir + "/bad");
+    CAPTURE(bad);
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(contains(r.out, "model.quantiles"), r.out);
+  }
+}
