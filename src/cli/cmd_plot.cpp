@@ -169,8 +169,10 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
   SampleBatch batch = sample.view(1);
   SampleBuffers known(1, 0, H, 0);  // the decoder's inputs at the window's steps, as recorded
   if (series.known) {
+    // From the filled values, as training and evaluate read them (`values` holds NaN where
+    // a cell was missing).
     data::TimeSeries scaled = series;
-    scaled.values = values;
+    scaler.transform(scaled.values.data(), scaled.rows());
     data::reserve_known(scaled, known);
     data::fill_known(scaled, t0, 0, known);
     batch.known = known.view(1).known;

@@ -152,16 +152,24 @@ struct Futures {
 // steps after the history, their future covariates from `f`.
 SampleBuffers known_for(const train::LoadedModel& lm, const data::TimeSeries& series,
                         const data::Scaler& scaler, const std::string& id, const Futures& f,
-                        const std::string& label) {
+                        const std::string& label, int want) {
   SampleBuffers out;
   if (!series.known) return out;
-  const std::vector<int64_t> stamps = series.future_timestamps(static_cast<size_t>(lm.horizon()));
+  const size_t H = static_cast<size_t>(lm.horizon()), F = series.known->future_channels;
+  const std::vector<int64_t> stamps = series.future_timestamps(H);
+  // The decoder's queries never read each other (attention goes from the queries to the
+  // encoder only; LayerNorm and feed-forward are per query), so for --horizon below H the
+  // steps after it cannot change the forecast: their covariates are not asked for (zeros).
+  const std::vector<int64_t> needed(stamps.begin(),
+                                    stamps.begin() + std::min<ptrdiff_t>(want, stamps.size()));
   std::vector<float> future;
-  if (series.known->future_channels > 0) {
-    if (f.tail.has(id)) {
-      future = f.tail.at(id, stamps, label);
+  if (F > 0) {
+    if (!f.file.empty() && f.file.has(id)) {  // an explicit --future wins over tail rows
+      future = f.file.at(id, needed, label);
+    } else if (f.tail.has(id)) {
+      future = f.tail.at(id, needed, label);
     } else if (!f.file.empty()) {
-      future = f.file.at(id, stamps, label);
+      future = f.file.at(id, needed, label);  // names the file that lacks the series
     } else {
       std::string names;
       for (size_t c = series.num_channels() - series.known->future_channels;
@@ -173,6 +181,7 @@ SampleBuffers known_for(const train::LoadedModel& lm, const data::TimeSeries& se
                        "Expected them there (targets empty) or in --future FILE");
     }
   }
+  future.resize(H * F, 0.0f);
   train::forecast_known(series, scaler, stamps, future, out);
   return out;
 }
@@ -260,7 +269,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
     const data::Scaler* stored = lm.series_scalers.find(segments[k].id);
     const data::Scaler own = stored ? *stored : data::Scaler::fit(series, {0, series.rows()});
     unseen += stored ? 0 : 1;
-    const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label);
+    const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label, H);
     const std::vector<float> forecast = forecast_series(lm, series, own, H, known);
     check_finite(forecast, series, H, label, a.model);
     append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",", lm.config().levels());
@@ -287,7 +296,7 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
   report_history(check_history(lm, series), input, a.strict);
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(series, lm, input);
-  const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input);
+  const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input, H);
   const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
   check_finite(forecast, series, H, input, a.model);
   InputForecast out = empty_forecast(series, input, lm.config().quantiles);

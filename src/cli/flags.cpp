@@ -128,7 +128,7 @@ void register_predict(CLI::App& app) {
       "A model with data.future_covariates reads them at the forecast steps: from the input's\n"
       "rows after the history (every target empty) or from --future FILE.\n"
       "Timestamps continue at the series' frequency; a horizon beyond the model's is rolled out\n"
-      "by feeding forecasts back in.\n"
+      "by feeding forecasts back in (not for a model with known future inputs: at most its H).\n"
       "Where forecasts go: --output DIR/ (or an existing folder) writes DIR/{name}.csv per input\n"
       "and an --output holding {name} one file per input ({name}: the input's file name without\n"
       "extension); otherwise to --output or standard output, several inputs as one long CSV\n"

@@ -104,8 +104,25 @@ void read_segment(const CsvTable& table, size_t col, const TimeSeries& s, const 
 
 }  // namespace
 
+// A column the model reads as numeric: its first cell that is not a number, refused.
+void refuse_text(const CsvTable& table, size_t col, const TimeSeries& s,
+                 const std::vector<SeriesSegment>& segs, const std::string& name) {
+  for (const SeriesSegment& seg : segs)
+    for (size_t r = seg.begin; r < seg.end; ++r) {
+      double v;
+      const std::string_view cell = table.cell(s.table_row(r), col);
+      if (parse_number(cell, v)) continue;
+      throw InputError(table.locate_cell(s.table_row(r), col,
+                                         series_label(seg) + ": found '" +
+                                             quote_token(trim_blanks(cell)) +
+                                             "', expected a number (the model was trained with '" +
+                                             quote_token(name) + "' as a numeric static column)"));
+    }
+}
+
 std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& series,
-                                      const std::vector<std::string>& columns) {
+                                      const std::vector<std::string>& columns,
+                                      const std::vector<bool>* categorical) {
   for (size_t i = 0; i < columns.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (columns[i] != columns[j]) continue;
@@ -116,11 +133,15 @@ std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& s
   const std::vector<SeriesSegment> segs = series.series_segments();
   std::vector<StaticColumn> out;
   out.reserve(columns.size());
-  for (const std::string& name : columns) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const std::string& name = columns[i];
     const size_t col = static_column_index(table, series, name);
     StaticColumn c;
     c.name = name;
     c.categorical = is_categorical(table, col, series, segs);
+    if (categorical && !(*categorical)[i] && c.categorical)
+      refuse_text(table, col, series, segs, name);
+    if (categorical) c.categorical = (*categorical)[i];
     if (c.categorical) {
       c.text.reserve(segs.size());
     } else {

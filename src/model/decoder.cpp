@@ -2,6 +2,7 @@
 // docs/MODEL.md section 4b is the specification this file implements.
 #include "decoder.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "attnfc/autograd/graph.hpp"
@@ -33,6 +34,10 @@ CrossAttentionDecoder::CrossAttentionDecoder(const ModelConfig& c, ag::Parameter
     ag::Tensor t =
         params.create("decoder.static_embedding." + std::to_string(g), {c.static_categories[g], d});
     ag::init_normal(t, 0.02f, next_seed());
+    // Row 0 is the "unseen category" of predict. Training never sees it (its gradient stays
+    // 0 and weight decay keeps it at 0), so it starts at zero: "no information", rather
+    // than an arbitrary vector.
+    std::fill_n(t.data(), c.d_model, 0.0f);
     category_tables_.push_back(t);
   }
   for (int i = 0; i < c.decoder_layers; ++i) {

@@ -85,9 +85,11 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   const int64_t want = horizon == 0 ? H : horizon;
   if (config_.known_features > 0 && want > H) {
     // A rollout would need the known features of steps the model has no queries for.
-    throw InputError("forecast: the model reads known future features for its " +
-                     std::to_string(H) + " steps, so it forecasts at most " + std::to_string(H) +
-                     " steps; found a horizon of " + std::to_string(want));
+    throw InputError("forecast: found a horizon of " + std::to_string(want) +
+                     ", but the model reads known future features for its " + std::to_string(H) +
+                     " steps, so it forecasts at most " + std::to_string(H) +
+                     " steps (no rollout); expected a horizon of " + std::to_string(H) +
+                     " or less");
   }
   if (batch < 0 || length < 1) {
     throw InputError("forecast: expected at least one context step, got " + std::to_string(length));

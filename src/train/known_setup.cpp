@@ -24,7 +24,10 @@ void encode_statics(const data::StaticEncoder& enc, data::TimeSeries& series,
   series.static_codes.clear();
   if (enc.columns.empty()) return;
   if (!table) throw std::logic_error("attach_known: static columns need the table");
-  const std::vector<data::StaticColumn> cols = data::read_static(*table, series, static_names(enc));
+  std::vector<bool> kinds;  // as training read them
+  for (const auto& c : enc.columns) kinds.push_back(c.categorical);
+  const std::vector<data::StaticColumn> cols =
+      data::read_static(*table, series, static_names(enc), &kinds);
   const size_t unseen = enc.encode(cols, &series.static_numeric, &series.static_codes);
   if (unseen > 0)
     spdlog::warn(
@@ -37,6 +40,11 @@ void encode_statics(const data::StaticEncoder& enc, data::TimeSeries& series,
 
 void attach_known(RunConfig& config, data::TimeSeries& series, const data::CsvTable* table) {
   const DataConfig& d = config.data;
+  // Derived from the data every time: a resolved config.json reused without these inputs
+  // must not keep the widths of the run it came from.
+  config.model.known_features = 0;
+  config.model.static_numeric = 0;
+  config.model.static_categories.clear();
   if (!d.reads_known()) return;
   auto k = std::make_shared<data::KnownSource>();
   k->future_channels = d.future_covariates.size();
@@ -46,6 +54,10 @@ void attach_known(RunConfig& config, data::TimeSeries& series, const data::CsvTa
                        ": the time step of the series is unknown, so no calendar feature "
                        "varies; expected data.frequency, or no data.calendar");
     k->calendar = data::parse_calendar(d.calendar, series.frequency, "data.calendar");
+    if (k->calendar.empty())
+      throw InputError("data.calendar: \"auto\": at the series' frequency " +
+                       series.frequency.name() +
+                       " no calendar feature varies from row to row; expected no data.calendar");
   }
   if (!d.holidays.empty()) k->holidays = data::load_holidays(d.holidays);
   if (!d.static_columns.empty()) {
@@ -116,8 +128,9 @@ void forecast_known(const data::TimeSeries& series, const data::Scaler& scaler,
   const size_t K = k->width();
   for (size_t h = 0; h < H && K > 0; ++h)
     k->step(stamps[h], block.data() + h * C + (C - F), out.known.data() + h * K);
-  std::copy(series.static_numeric.begin(), series.static_numeric.end(), out.static_numeric.begin());
-  std::copy(series.static_codes.begin(), series.static_codes.end(), out.static_codes.begin());
+  // One series (data::series_of): its statics are the first S and G values.
+  std::copy_n(series.static_numeric.begin(), out.static_numeric.size(), out.static_numeric.begin());
+  std::copy_n(series.static_codes.begin(), out.static_codes.size(), out.static_codes.begin());
 }
 
 }  // namespace attnfc::train

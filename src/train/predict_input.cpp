@@ -1,5 +1,7 @@
 // Reading a predict input for a model with future covariates: the history, and the rows
 // after it that carry only the covariates (loaded_model.hpp read_history / read_future).
+#include <spdlog/spdlog.h>
+
 #include <string>
 #include <vector>
 
@@ -80,6 +82,10 @@ data::TimeSeries LoadedModel::read_history(const std::string& csv_path,
     attach_known(known, series, &table);
     return series;
   }
+  spdlog::info(
+      "{}: {} row(s) after the history (every target empty) read as the future "
+      "covariates of the forecast steps",
+      csv_path, fut.rows());
   // The history under the training run's own missing policy, its lines as in the file.
   const data::CsvTable history = table.without_rows(drop);
   data::TimeSeries series = data::load_series(history, opt);

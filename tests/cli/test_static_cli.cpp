@@ -80,6 +80,16 @@ TEST_CASE("static features: trained per series; an unseen category predicts with
   };
   CHECK(series_rows(seen.out, "A") == series_rows(unseen.out, "A"));
   CHECK(series_rows(seen.out, "C") != series_rows(unseen.out, "C"));
+  // A file holding only series C, whose region is "10": still read as a category (as
+  // training read the column), an unseen one, not refused as a number.
+  std::string only_c = "id,date,value,region,size\n";
+  const std::string all = slurp(s.panel("r.csv", "10"));
+  for (size_t at = all.find("\nC,"); at != std::string::npos; at = all.find("\nC,", at + 1))
+    only_c += all.substr(at + 1, all.find('\n', at + 1) - at);
+  std::ofstream(s.dir + "/only_c.csv") << only_c;
+  const Run c = run_attnfc("predict -m " + model + " -i " + s.dir + "/only_c.csv");
+  REQUIRE_MESSAGE(c.code == 0, c.out);
+  CHECK(contains(c.out, "1 static value(s) name a category"));
 }
 
 TEST_CASE("static features: a value that changes within a series is refused, exit 2") {

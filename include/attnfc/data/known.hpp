@@ -87,10 +87,16 @@ struct StaticColumn {
 // column that is absent (the message lists the columns), named twice, or also the id, time
 // or a value column of `series`; for a missing cell (empty, NA, ...) and for a value that
 // changes within a series (both named by file, line, column and series id).
+// `categorical` (optional, one flag per column): the kinds a model was trained with, so
+// that predict reads a column as training did whatever its own cells look like (a
+// categorical column whose file holds only "10" stays categorical; a numeric one holding
+// text is refused naming the line and column).
 std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& series,
-                                      const std::vector<std::string>& columns);
+                                      const std::vector<std::string>& columns,
+                                      const std::vector<bool>* categorical = nullptr);
 
-// The encoding of static columns, fit on the training series only and kept with the model,
+// The encoding of static columns, fit on every series of the training file (a static value
+// is no observation of the target, so the split does not restrict it) and kept with the model,
 // so that predict encodes the same way.
 struct StaticEncoder {
   struct Column {

@@ -1,0 +1,45 @@
+// configs/schema.json describes every key of the data section the parser writes back
+// (train::to_json): an editor validating a config against the schema must not flag a key
+// attnfc reads, and the shipped configs must pass it.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/base/json_config.hpp"
+#include "attnfc/train/run_config.hpp"
+
+using namespace attnfc;
+
+TEST_CASE("schema: every data key the parser writes is in configs/schema.json") {
+  const nlohmann::json schema =
+      load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/schema.json");
+  const nlohmann::json& props = schema["properties"]["data"]["properties"];
+  const nlohmann::json config = {
+      {"data",
+       {{"path", "x.csv"},
+        {"id_column", "id"},
+        {"targets", {"y"}},
+        {"past_covariates", {"p"}},
+        {"future_covariates", {"f"}},
+        {"calendar", "auto"},
+        {"holidays", "h.csv"},
+        {"static", {"s"}}}},
+      {"model",
+       {{"channel_mode", "mixed"}, {"decoder", "cross_attention"}, {"loss_positions", "last"}}}};
+  const nlohmann::json written = train::to_json(train::parse_run_config(config));
+  for (const auto& [key, value] : written["data"].items()) {
+    CAPTURE(key);
+    CHECK(props.contains(key));
+  }
+  // The shipped configs use only keys the schema knows.
+  for (const char* name : {"pollution_both.json", "pollution_calendar.json", "m4_hourly.json"}) {
+    const nlohmann::json j = load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name);
+    for (const auto& [key, value] : j["data"].items()) {
+      CAPTURE(name);
+      CAPTURE(key);
+      CHECK(props.contains(key));
+    }
+  }
+}
