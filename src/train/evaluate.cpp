@@ -18,8 +18,20 @@ namespace {
 // The running scores of one forecaster: over everything, and over the current part.
 struct Scores {
   MetricAccumulator all_scaled, all_orig;
-  std::vector<MetricAccumulator> part;  // {scaled, original} of the current part, if asked
+  std::vector<MetricAccumulator> part;           // {scaled, original} of the current part, if asked
+  std::optional<IntervalAccumulator> intervals;  // a quantile forecaster's, original units
 };
+
+// Window i of the batch's levels [H, Q, C], unscaled, into the interval scores.
+void add_levels(Scores& sc, const NamedForecaster& f, int64_t i, int H, int C,
+                const float* actual_orig, const uint8_t* counted, const EvalPart& part,
+                std::vector<float>& scratch) {
+  const size_t n = static_cast<size_t>(H) * f.quantiles.size() * C;
+  scratch.assign(f.levels->begin() + static_cast<ptrdiff_t>(i * n),
+                 f.levels->begin() + static_cast<ptrdiff_t>((i + 1) * n));
+  if (part.unscale) part.unscale(scratch.data(), H * static_cast<int64_t>(f.quantiles.size()));
+  sc.intervals->add(scratch.data(), actual_orig, counted);
+}
 
 void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t* counted,
                 const EvalPart& part, int H, std::vector<float>& fc_orig,
@@ -64,7 +76,10 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
     const size_t first_part = windows.window(0).part;
     Scores sc{MetricAccumulator(H, C, parts[first_part].mase_scaled),
               MetricAccumulator(H, C, parts[first_part].mase_original),
+              {},
               {}};
+    if (f.levels) sc.intervals.emplace(f.quantiles, H, C, parts[first_part].mase_original);
+    std::vector<float> level_scratch;
     size_t current = first_part;
     const auto open_part = [&](size_t p) {
       if (per_part)
@@ -73,7 +88,7 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
     };
     const auto close_part = [&] {
       if (per_part)
-        result.per_part[current].push_back({f.name, sc.part[0].result(), sc.part[1].result()});
+        result.per_part[current].push_back({f.name, sc.part[0].result(), sc.part[1].result(), {}});
     };
     open_part(current);
     for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
@@ -88,11 +103,15 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
           open_part(current);
           sc.all_scaled.next_series(parts[current].mase_scaled);
           sc.all_orig.next_series(parts[current].mase_original);
+          if (sc.intervals) sc.intervals->next_series(parts[current].mase_original);
         }
         const size_t at = static_cast<size_t>(i) * H * C;
         try {
           add_window(sc, &out[at], &samples.target_values[at], &samples.target_observed[at],
                      parts[current], H, forecast_orig, actual_orig);
+          if (sc.intervals)
+            add_levels(sc, f, i, H, C, actual_orig.data(), &samples.target_observed[at],
+                       parts[current], level_scratch);
         } catch (const std::runtime_error& e) {
           throw std::runtime_error(f.name + ": window starting at row " +
                                    std::to_string(w.start_row) + ": " + e.what());
@@ -100,7 +119,8 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
       }
     }
     close_part();
-    result.all.push_back({f.name, sc.all_scaled.result(), sc.all_orig.result()});
+    result.all.push_back({f.name, sc.all_scaled.result(), sc.all_orig.result(), {}});
+    if (sc.intervals) result.all.back().intervals = sc.intervals->result();
   }
   return result;
 }
@@ -141,8 +161,10 @@ std::vector<NamedForecaster> baseline_forecasters(const std::vector<SeriesRef>& 
 
 nlohmann::json to_json(const std::vector<ScoredModel>& scored) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& s : scored)
+  for (const auto& s : scored) {
     j[s.name] = {{"scaled", to_json(s.scaled)}, {"original", to_json(s.original)}};
+    if (s.intervals) j[s.name]["intervals"] = to_json(*s.intervals);
+  }
   return j;
 }
 
@@ -168,6 +190,18 @@ std::string format_table(const std::vector<ScoredModel>& scored) {
   section("scaled", false);
   out += "\n";
   section("original", true);
+  for (const auto& s : scored) {
+    if (!s.intervals) continue;
+    std::snprintf(buf, sizeof buf, "%s intervals (original units): wQL %.4f", s.name.c_str(),
+                  s.intervals->wql);
+    out += buf;
+    for (const IntervalScore& i : s.intervals->intervals) {
+      std::snprintf(buf, sizeof buf, "; %g%%: coverage %.3f (ACD %.3f), MSIS %.3f",
+                    std::round(i.nominal * 1000) / 10, i.coverage, i.acd, i.msis);
+      out += buf;
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -149,12 +149,24 @@ std::string Scorer::describe_part(const std::string& part, int64_t windows) cons
          series_->format_time(series_->timestamps[t.end - 1]) + ")\n";
 }
 
+namespace {
+
+// The model's forecaster; a quantile model's also fills its levels, scored as intervals.
+NamedForecaster quantile_aware(const std::string& name, const Members& m, int C) {
+  const model::ModelConfig& cfg = m.front()->config();
+  if (cfg.levels() == 1) return {name, model_forecaster(m, C), {}, nullptr};
+  auto levels = std::make_shared<std::vector<float>>();
+  return {name, model_forecaster(m, C, 0, levels.get()), cfg.quantiles, levels};
+}
+
+}  // namespace
+
 nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_start,
                                 std::string* table, const std::atomic<bool>* stop,
                                 nlohmann::json* per_series) const {
   const int C = static_cast<int>(series_->num_channels());
-  std::vector<NamedForecaster> all{{"attnfc", model_forecaster(model, C)}};
-  if (!linear_start.empty()) all.push_back({"linear-start", model_forecaster(linear_start, C)});
+  std::vector<NamedForecaster> all{quantile_aware("attnfc", model, C)};
+  if (!linear_start.empty()) all.push_back(quantile_aware("linear-start", linear_start, C));
   all.insert(all.end(), baselines_.begin(), baselines_.end());
   nlohmann::json out = {{"seasonal_period", period_}};
   if (!split_.skipped.empty()) {  // a panel's series too short to score, said, not hidden

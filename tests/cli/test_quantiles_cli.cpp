@@ -44,6 +44,14 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
     ++rows;
   }
   CHECK(rows == 8);
+  // evaluate scores the levels beside the point metrics, on the same windows.
+  const Run e = run_attnfc("evaluate -m " + s.dir + "/q/model.safetensors -i " + csv +
+                           " --json " + s.dir + "/e.json");
+  REQUIRE_MESSAGE(e.code == 0, e.out);
+  CHECK(contains(e.out, "attnfc intervals (original units): wQL "));
+  CHECK(contains(e.out, "80%: coverage "));
+  CHECK(contains(e.out, "95%: coverage "));
+  CHECK(contains(cli_test::slurp(s.dir + "/e.json"), "\"msis\""));
   for (const char* bad : {"[0.1,0.9]", "[0.5,0.5]", "[0.9,0.5]", "[0,0.5]", "[0.5,1.5]"}) {
     const Run r =
         run_attnfc("train --config " + s.dir + "/micro.json --set 'model.quantiles=" + bad +

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/train/baselines.hpp"
+#include "attnfc/train/interval_metrics.hpp"
 #include "attnfc/train/metrics.hpp"
 
 namespace attnfc::train {
@@ -22,13 +25,24 @@ namespace attnfc::train {
 using Unscale = std::function<void(float* values, int64_t rows)>;
 
 struct NamedForecaster {
+  NamedForecaster(std::string name_, BatchForecaster forecast_, std::vector<float> quantiles_ = {},
+                  std::shared_ptr<std::vector<float>> levels_ = nullptr)
+      : name(std::move(name_)),
+        forecast(std::move(forecast_)),
+        quantiles(std::move(quantiles_)),
+        levels(std::move(levels_)) {}
   std::string name;
   BatchForecaster forecast;
+  // A quantile forecaster: its levels, and the buffer each forecast call also fills with
+  // every level of every window, [count, H, Q, C] in scaled units (model_forecaster's).
+  std::vector<float> quantiles;
+  std::shared_ptr<std::vector<float>> levels;
 };
 
 struct ScoredModel {
   std::string name;
   Metrics scaled, original;
+  std::optional<IntervalMetrics> intervals;  // quantile forecasters, original units
 };
 
 // Scores every forecaster on every stride-1 window of `rows` (a split part whose first
