@@ -45,8 +45,8 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   }
   CHECK(rows == 8);
   // evaluate scores the levels beside the point metrics, on the same windows.
-  const Run e = run_attnfc("evaluate -m " + s.dir + "/q/model.safetensors -i " + csv +
-                           " --json " + s.dir + "/e.json");
+  const Run e = run_attnfc("evaluate -m " + s.dir + "/q/model.safetensors -i " + csv + " --json " +
+                           s.dir + "/e.json");
   REQUIRE_MESSAGE(e.code == 0, e.out);
   CHECK(contains(e.out, "attnfc intervals (original units): wQL "));
   CHECK(contains(e.out, "80%: coverage "));
