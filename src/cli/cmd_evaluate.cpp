@@ -80,7 +80,7 @@ int run_evaluate(const EvaluateOptions& a) {
   const bool panel = series.num_series() > 1;
   nlohmann::json per_series;
   nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table, nullptr,
-                                          panel ? &per_series : nullptr);
+                                          panel ? &per_series : nullptr, lm.calibration.get());
   result["model"] = a.model;
   result["input"] = a.input;
   if (lm.epoch >= 0) {

@@ -12,6 +12,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/panel.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/known_setup.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
@@ -103,7 +104,8 @@ std::vector<float> forecast_series(const train::LoadedModel& lm, const data::Tim
   if (known.capacity > 0) batch.known = known.view(1).known;
   const int Q = lm.config().levels(), m = lm.config().median_level();
   std::vector<float> levels;  // [H, Q, C]
-  train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr)(batch, forecast.data());
+  train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr, lm.calibration.get())(
+      batch, forecast.data());
   scaler.inverse_transform(forecast.data(), H);
   if (Q == 1) return forecast;
   // [H, C, Q]: the point forecast, then the other levels in increasing order.

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/kept_model.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "phases.hpp"
@@ -130,12 +132,27 @@ bool scoring_interrupted(const TrainOptions& opt) {
   return opt.interrupt_before_scoring || (opt.interrupt && opt.interrupt->load());
 }
 
+// train.calibrate "conformal": the kept model's corrections from the validation windows,
+// stored with it (the model file is written again, atomically, with them in its metadata).
+std::optional<Calibration> calibrate_kept(const Training& t, const RunPaths& paths) {
+  if (t.config.train.calibrate != "conformal") return std::nullopt;
+  Calibration cal = t.data.scorer->calibrate({&t.net});
+  auto m = t.meta;
+  m["epoch"] = std::to_string(t.state.stopper.best_epoch());
+  m["calibration"] = cal.to_json().dump();
+  model::save_checkpoint(paths.model(), t.net, m);
+  spdlog::info("intervals calibrated on {} validation values a step (split-conformal)",
+               cal.scores.empty() ? 0 : cal.scores.front());
+  return cal;
+}
+
 TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& opt,
                              int64_t steps_this_call) {
   const LoopState& st = t.state;
   if (st.stopper.best_epoch() < 0)
     throw std::runtime_error("no epoch produced a finite validation loss; no model was saved");
   model::Checkpoint::read(paths.model()).load_into(t.net);
+  const std::optional<Calibration> cal = calibrate_kept(t, paths);
   TrainResult result{TrainResult::Status::kFinished,
                      st.epoch,
                      st.stopper.best_epoch(),
@@ -152,7 +169,8 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
   nlohmann::json metrics;
   try {
     if (scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = t.data.scorer->evaluate({&t.net}, linear_start.members(), &table, opt.interrupt);
+    metrics = t.data.scorer->evaluate({&t.net}, linear_start.members(), &table, opt.interrupt,
+                                      nullptr, cal ? &*cal : nullptr);
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the final scoring; {} is kept and resuming scores it",
                  paths.model());

@@ -7,6 +7,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_parse.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/known_setup.hpp"
 
 namespace attnfc::train {
@@ -62,7 +63,7 @@ void mean_levels(const Members& members, const float* values, const uint8_t* obs
 }  // namespace
 
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon,
-                                 std::vector<float>* levels) {
+                                 std::vector<float>* levels, const Calibration* cal) {
   if (members.empty()) throw std::logic_error("model_forecaster: no networks");
   const model::ModelConfig& cfg = members.front()->config();
   const int L = cfg.context_length;
@@ -74,8 +75,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   auto obs = std::make_shared<std::vector<uint8_t>>();
   auto known = std::make_shared<SampleBuffers>();
   const int model_h = cfg.horizon;  // known inputs always cover the model's H steps
-  return [members, L, H, C, mixed, ctx, obs, known, model_h, levels](const SampleBatch& s,
-                                                                     float* out) {
+  return [members, L, H, C, mixed, ctx, obs, known, model_h, levels, cal](const SampleBatch& s,
+                                                                          float* out) {
     if (s.context != L || s.width != C)
       throw std::invalid_argument("model_forecaster: samples of another shape");
     const int64_t batch = s.count, n = batch * L * C;
@@ -111,6 +112,7 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
           out[(b * H + h) * C + c] = mixed ? f[(b * H + h) * C + c] : f[(b * C + c) * H + h];
     if (levels)
       mean_levels(members, values, observed, samples, L, H, inputs, mixed, batch, C, *levels);
+    if (levels && cal) cal->apply(levels->data(), batch, H);
   };
 }
 
@@ -203,6 +205,10 @@ LoadedModel LoadedModel::load(const std::string& path) {
   }
   ck.load_members(lm.members());
   if (!ck.meta("known").empty()) lm.known = known_of(need("known"), lm.config(), path);
+  if (!ck.meta("calibration").empty())
+    lm.calibration = std::make_shared<const Calibration>(Calibration::from_json(
+        need("calibration"), path + ": metadata 'calibration'", lm.config().quantiles,
+        lm.config().horizon, static_cast<int>(lm.columns.size())));
   if (!lm.known && lm.config().cross_attention() &&
       (lm.config().known_features > 0 || lm.config().static_numeric > 0 ||
        !lm.config().static_categories.empty()))

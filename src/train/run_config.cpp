@@ -1,6 +1,7 @@
 #include "attnfc/train/run_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "attnfc/base/error.hpp"
@@ -88,6 +89,24 @@ void parse_known_roles(ConfigSection& s, const nlohmann::json& section, DataConf
   check_roles(d);
 }
 
+// train.calibrate "conformal" needs intervals to calibrate, and one network: the stored
+// corrections are fit to the levels of the model that is kept.
+void check_calibrate(const RunConfig& r) {
+  if (r.train.calibrate != "conformal") return;
+  bool pair = false;
+  for (float lo : r.model.quantiles)
+    for (float hi : r.model.quantiles) pair |= lo < 0.5f && std::fabs(lo + hi - 1.0f) < 1e-6f;
+  if (!pair)
+    throw InputError(
+        "train.calibrate: \"conformal\" calibrates intervals, but model.quantiles holds no "
+        "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
+  if (r.train.ensemble > 1)
+    throw InputError(
+        "train.calibrate: \"conformal\" with train.ensemble " + std::to_string(r.train.ensemble) +
+        " is not supported (the corrections are fit to one network's levels); expected "
+        "train.ensemble 1, or train.calibrate \"none\"");
+}
+
 DataConfig parse_data(const nlohmann::json& section) {
   ConfigSection s(section, "data");
   DataConfig d;
@@ -170,6 +189,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
   t.series_weighting = s.get_choice("series_weighting", t.series_weighting, {"window", "series"});
+  t.calibrate = s.get_choice("calibrate", t.calibrate, {"none", "conformal"});
   t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
   // A number, or "auto": chosen on the validation split (train/linear_init.hpp).
   if (section.is_object() && section.contains("linear_ridge") &&
@@ -208,6 +228,7 @@ RunConfig parse_run_config(const nlohmann::json& root) {
   r.model = model::parse_model_config(m, "model");
   r.train = parse_train(top.get_object("train"));
   top.finish();
+  check_calibrate(r);
   if (r.model.linear_lookback > 0 && r.train.linear_init == "least_squares" &&
       r.model.target != model::HeadTarget::kDeltaFromLast)
     throw InputError(
@@ -265,6 +286,7 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"evaluate_test", t.evaluate_test},
                           {"linear_init", t.linear_init},
                           {"series_weighting", t.series_weighting},
+                          {"calibrate", t.calibrate},
                           {"linear_lr_scale", t.linear_lr_scale},
                           {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
                                                               : nlohmann::json(t.linear_ridge)},

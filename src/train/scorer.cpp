@@ -151,21 +151,30 @@ std::string Scorer::describe_part(const std::string& part, int64_t windows) cons
 
 namespace {
 
-// The model's forecaster; a quantile model's also fills its levels, scored as intervals.
-NamedForecaster quantile_aware(const std::string& name, const Members& m, int C) {
+// The model's forecaster; a quantile model's also fills its levels (calibrated by `cal`
+// when given), scored as intervals.
+NamedForecaster quantile_aware(const std::string& name, const Members& m, int C,
+                               const Calibration* cal = nullptr) {
   const model::ModelConfig& cfg = m.front()->config();
   if (cfg.levels() == 1) return {name, model_forecaster(m, C), {}, nullptr};
   auto levels = std::make_shared<std::vector<float>>();
-  return {name, model_forecaster(m, C, 0, levels.get()), cfg.quantiles, levels};
+  return {name, model_forecaster(m, C, 0, levels.get(), cal), cfg.quantiles, levels};
 }
 
 }  // namespace
 
+Calibration Scorer::calibrate(const Members& model) const {
+  const int C = static_cast<int>(series_->num_channels());
+  return fit_conformal(scaled_, part_rows("val"), context_, horizon_, batch_,
+                       quantile_aware("attnfc", model, C));
+}
+
 nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_start,
                                 std::string* table, const std::atomic<bool>* stop,
-                                nlohmann::json* per_series) const {
+                                nlohmann::json* per_series, const Calibration* cal) const {
   const int C = static_cast<int>(series_->num_channels());
   std::vector<NamedForecaster> all{quantile_aware("attnfc", model, C)};
+  if (cal) all.push_back(quantile_aware("attnfc-calibrated", model, C, cal));
   if (!linear_start.empty()) all.push_back(quantile_aware("linear-start", linear_start, C));
   all.insert(all.end(), baselines_.begin(), baselines_.end());
   nlohmann::json out = {{"seasonal_period", period_}};

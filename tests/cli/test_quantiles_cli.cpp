@@ -52,6 +52,30 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   CHECK(contains(e.out, "80%: coverage "));
   CHECK(contains(e.out, "95%: coverage "));
   CHECK(contains(cli_test::slurp(s.dir + "/e.json"), "\"msis\""));
+  // Calibrated on validation: stored with the model, scored beside the raw intervals.
+  const Run cal = run_attnfc("train --config " + s.dir + "/micro.json --set " +
+                             "'model.quantiles=[0.1,0.5,0.9]' --set train.calibrate=conformal " +
+                             "--out " + s.dir + "/c");
+  REQUIRE_MESSAGE(cal.code == 0, cal.out);
+  const Run ce = run_attnfc("evaluate -m " + s.dir + "/c/model.safetensors -i " + csv);
+  REQUIRE_MESSAGE(ce.code == 0, ce.out);
+  CHECK(contains(ce.out, "attnfc-calibrated intervals (original units)"));
+  const struct {
+    std::string sets, expect;
+  } refused[] = {
+      {"--set 'model.quantiles=[0.3,0.5]' --set train.calibrate=conformal",
+       "train.calibrate: \"conformal\" calibrates intervals"},
+      {"--set 'model.quantiles=[0.1,0.5,0.9]' --set train.calibrate=conformal --set "
+       "train.ensemble=2",
+       "train.ensemble 2 is not supported"},
+      {"--set train.calibrate=isotonic", "train.calibrate"},
+  };
+  for (const auto& r : refused) {
+    const Run e = run_attnfc("train --config " + s.dir + "/micro.json " + r.sets + " --out " +
+                             s.dir + "/bad_cal");
+    CHECK(e.code == 2);
+    CHECK_MESSAGE(contains(e.out, r.expect), e.out);
+  }
   for (const char* bad : {"[0.1,0.9]", "[0.5,0.5]", "[0.9,0.5]", "[0,0.5]", "[0.5,1.5]"}) {
     const Run r =
         run_attnfc("train --config " + s.dir + "/micro.json --set 'model.quantiles=" + bad +

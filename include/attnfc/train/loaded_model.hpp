@@ -30,8 +30,11 @@ using Members = std::vector<const model::PatchTransformer*>;
 // result does not depend on the thread count.
 // levels (optional, quantile models; must outlive the forecaster): each call also writes
 // every level of every window, [count, H, Q, C], the members' mean (still increasing in Q).
+// calibration (optional): applied to those levels (train/calibration.hpp).
+struct Calibration;
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0,
-                                 std::vector<float>* levels = nullptr);
+                                 std::vector<float>* levels = nullptr,
+                                 const Calibration* calibration = nullptr);
 
 struct LoadedModel {
   std::vector<std::unique_ptr<ag::ParameterSet>> params;
@@ -43,6 +46,8 @@ struct LoadedModel {
   std::string frequency;  // as trained ("1h"), may be "unknown"
   // What the cross-attention decoder reads beside the values (null: nothing).
   std::shared_ptr<const data::KnownSource> known;
+  // A quantile model's conformal corrections (train.calibrate), applied by predict.
+  std::shared_ptr<const Calibration> calibration;
   int epoch = -1;  // the epoch this model is from (0 = before training); -1 unknown
   RunConfig run;   // the resolved run config saved with the model
   std::string path;

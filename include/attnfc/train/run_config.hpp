@@ -84,6 +84,9 @@ struct TrainConfig {
   // a long series counts more) or "series" (each epoch draws windows series first, so every
   // series counts the same; data::WindowSampler::draw_by_series).
   std::string series_weighting = "window";
+  // "conformal": after training, the kept quantile model's intervals are calibrated on the
+  // validation windows (train/calibration.hpp) and the corrections stored with it; "none".
+  std::string calibrate = "none";
 };
 
 inline constexpr uint64_t kEnsembleSeedStride = 1000003;

@@ -16,6 +16,7 @@
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/evaluate.hpp"
 #include "attnfc/train/loaded_model.hpp"
 
@@ -46,9 +47,15 @@ class Scorer {
   // stop: as for evaluate_windows (ScoringInterrupted when it is set).
   // per_series (optional): for a panel, per part, the models' metrics on each series:
   // {"<part>": [{"id", "models"}, ...]}.
+  // calibration (optional, a quantile model's): "attnfc-calibrated" is scored too, the same
+  // point forecast with the calibrated intervals.
   nlohmann::json evaluate(const Members& model, const Members& linear_start,
                           std::string* table = nullptr, const std::atomic<bool>* stop = nullptr,
-                          nlohmann::json* per_series = nullptr) const;
+                          nlohmann::json* per_series = nullptr,
+                          const Calibration* calibration = nullptr) const;
+  // Split-conformal corrections of a quantile model's intervals from the validation windows
+  // (train/calibration.hpp); the test split is never read.
+  Calibration calibrate(const Members& model) const;
 
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).

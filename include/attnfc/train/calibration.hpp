@@ -1,0 +1,47 @@
+#pragma once
+// Split-conformal calibration of a quantile model's intervals (train.calibrate
+// "conformal"; conformalised quantile regression, Romano et al. 2019). On the validation
+// windows only, each symmetric pair of levels (q, 1 - q), each horizon step and each channel
+// gets the conformity scores E = max(L - y, y - U) (scaled units); the correction is their
+// ceil((n + 1)(1 - a)) / n empirical quantile, a = 2q, and the calibrated interval is
+// [L - corr, U + corr] (corr < 0 narrows it). The levels are then made monotone again
+// (each level at least the one below it, from the median out), so none cross.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "attnfc/data/series.hpp"
+#include "attnfc/train/evaluate.hpp"
+
+namespace attnfc::train {
+
+struct Calibration {
+  std::vector<float> levels;               // the model's quantile levels
+  std::vector<std::pair<int, int>> pairs;  // (lo, hi) level indices
+  int horizon = 0, channels = 0;
+  std::vector<float> correction;  // [pairs][H][C], scaled units
+  std::vector<int64_t> scores;    // validation scores per pair (n)
+
+  // Levels [count, steps, Q, C] (scaled units) calibrated in place; steps beyond the
+  // model's horizon (a rollout) take the last step's correction (calibrated they are not).
+  void apply(float* levels, int64_t count, int steps) const;
+  nlohmann::json to_json() const;
+  // InputError starting with `what` on a malformed object or one that does not fit.
+  static Calibration from_json(const nlohmann::json& j, const std::string& what,
+                               const std::vector<float>& levels, int horizon, int channels);
+};
+
+// The symmetric pairs (q, 1 - q) of `levels`, widest first.
+std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels);
+
+// Fits the corrections from the levels `forecaster` writes on every window of `parts` of
+// `scaled` (the validation parts). InputError when no window has a counted target.
+Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
+                          int context, int horizon, int64_t batch,
+                          const NamedForecaster& forecaster);
+
+}  // namespace attnfc::train

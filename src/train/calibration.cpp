@@ -1,0 +1,138 @@
+// Split-conformal calibration of quantile intervals (calibration.hpp).
+#include "attnfc/train/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "attnfc/base/error.hpp"
+#include "attnfc/data/known_source.hpp"
+#include "attnfc/data/window.hpp"
+
+namespace attnfc::train {
+
+std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels) {
+  std::vector<std::pair<int, int>> out;
+  const int Q = static_cast<int>(levels.size());
+  for (int lo = 0; lo < Q; ++lo)
+    for (int hi = Q - 1; hi > lo; --hi)
+      if (levels[lo] < 0.5f && std::fabs(levels[lo] + levels[hi] - 1.0f) < 1e-6f)
+        out.emplace_back(lo, hi);
+  return out;
+}
+
+void Calibration::apply(float* lv, int64_t count, int steps) const {
+  const int Q = static_cast<int>(levels.size()), H = steps, C = channels;
+  int m = 0;
+  while (m < Q && levels[m] != 0.5f) ++m;
+  for (int64_t b = 0; b < count; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int c = 0; c < C; ++c) {
+        const auto at = [&](int j) -> float& { return lv[((b * H + h) * Q + j) * C + c]; };
+        for (size_t k = 0; k < pairs.size(); ++k) {
+          const int s = std::min(h, horizon - 1);
+          const float corr = correction[(k * horizon + s) * C + c];
+          at(pairs[k].first) -= corr;
+          at(pairs[k].second) += corr;
+        }
+        for (int j = m + 1; j < Q; ++j) at(j) = std::max(at(j), at(j - 1));
+        for (int j = m - 1; j >= 0; --j) at(j) = std::min(at(j), at(j + 1));
+      }
+}
+
+namespace {
+
+// The ceil((n + 1)(1 - a)) / n empirical quantile of `e` (its largest value when that rank
+// passes n: the finite-sample guarantee would need +inf, which no user can use).
+float conformal_quantile(std::vector<float>& e, double a) {
+  const auto n = static_cast<double>(e.size());
+  const auto rank = static_cast<size_t>(std::ceil((n + 1.0) * (1.0 - a)));
+  const size_t k = std::min(std::max<size_t>(rank, 1), e.size()) - 1;
+  std::nth_element(e.begin(), e.begin() + static_cast<ptrdiff_t>(k), e.end());
+  return e[k];
+}
+
+}  // namespace
+
+Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
+                          int context, int horizon, int64_t batch, const NamedForecaster& f) {
+  const int C = static_cast<int>(scaled.num_channels()), H = horizon;
+  const int Q = static_cast<int>(f.quantiles.size());
+  Calibration cal{f.quantiles, symmetric_pairs(f.quantiles), H, C, {}, {}};
+  const size_t P = cal.pairs.size();
+  std::vector<std::vector<float>> e(P * H * C);  // scores per (pair, step, channel)
+  std::vector<data::RowRange> ranges;
+  for (const EvalPart& p : parts) ranges.push_back(p.rows);
+  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context),
+                                    static_cast<size_t>(H), ChannelMode::kMixed);
+  SampleBuffers samples(batch, context, H, C);
+  data::reserve_known(scaled, samples);
+  std::vector<float> out(static_cast<size_t>(batch) * H * C);
+  for (size_t k = 0;; ++k) {
+    const auto n = static_cast<int64_t>(windows.fill_batch(k, samples));
+    if (n == 0) break;
+    f.forecast(samples.view(n), out.data());
+    const float* lv = f.levels->data();
+    for (int64_t b = 0; b < n; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c) {
+          const size_t t = (static_cast<size_t>(b) * H + h) * C + c;
+          if (!samples.target_observed[t]) continue;
+          const float y = samples.target_values[t];
+          for (size_t p = 0; p < P; ++p) {
+            const float L = lv[((b * H + h) * Q + cal.pairs[p].first) * C + c];
+            const float U = lv[((b * H + h) * Q + cal.pairs[p].second) * C + c];
+            e[(p * H + h) * C + c].push_back(std::max(L - y, y - U));
+          }
+        }
+  }
+  for (size_t p = 0; p < P; ++p) {
+    const double a = 2.0 * f.quantiles[static_cast<size_t>(cal.pairs[p].first)];
+    int64_t count = 0;
+    for (int i = 0; i < H * C; ++i) {
+      std::vector<float>& s = e[p * H * C + i];
+      if (s.empty())
+        throw InputError(
+            "train.calibrate: a forecast step has no counted validation target; "
+            "expected validation windows to calibrate on");
+      count += static_cast<int64_t>(s.size());
+      cal.correction.push_back(conformal_quantile(s, a));
+    }
+    cal.scores.push_back(count / (H * C));
+  }
+  return cal;
+}
+
+nlohmann::json Calibration::to_json() const {
+  nlohmann::json p = nlohmann::json::array();
+  for (const auto& [lo, hi] : pairs) p.push_back({lo, hi});
+  return {{"method", "conformal"},    {"pairs", p},
+          {"horizon", horizon},       {"channels", channels},
+          {"correction", correction}, {"scores", scores}};
+}
+
+Calibration Calibration::from_json(const nlohmann::json& j, const std::string& what,
+                                   const std::vector<float>& levels, int horizon, int channels) {
+  const auto fail = [&](const std::string& expected) {
+    throw InputError(what + ": expected " + expected);
+  };
+  if (!j.is_object() || !j.contains("correction") || !j["correction"].is_array())
+    fail("an object with a 'correction' array");
+  Calibration c{levels, symmetric_pairs(levels), horizon, channels, {}, {}};
+  if (j.value("horizon", -1) != horizon || j.value("channels", -1) != channels)
+    fail("the model's horizon " + std::to_string(horizon) + " and " + std::to_string(channels) +
+         " channels");
+  for (const auto& v : j["correction"]) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) fail("finite corrections");
+    c.correction.push_back(v.get<float>());
+  }
+  if (c.correction.size() != c.pairs.size() * static_cast<size_t>(horizon * channels))
+    fail(std::to_string(c.pairs.size() * static_cast<size_t>(horizon * channels)) +
+         " corrections (pairs x horizon x channels)");
+  if (j.contains("scores") && j["scores"].is_array())
+    for (const auto& v : j["scores"]) c.scores.push_back(v.get<int64_t>());
+  return c;
+}
+
+}  // namespace attnfc::train
