@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "attnfc/base/input_file.hpp"
 #include "attnfc/data/known_source.hpp"
 #include "attnfc/train/baselines.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/progress.hpp"
 #include "attnfc/train/run_folder.hpp"
@@ -47,8 +49,32 @@ struct Line {
   bool dashed = false;
 };
 
-// A line chart with axes, y ticks and a legend. Non-finite points are skipped.
-std::string chart(const std::string& title, const std::vector<Line>& lines, bool log_y = false) {
+// A shaded interval (a fan chart's band): lo and hi at each x.
+struct Band {
+  std::vector<double> x, lo, hi;
+  std::string color, label;
+};
+
+// The bands as filled polygons (lo forward, hi back), each with a legend entry at row li.
+void draw_bands(std::ostringstream& s, const std::vector<Band>& bands,
+                const std::function<double(double)>& px, const std::function<double(double)>& py,
+                double legend_x, double legend_y, size_t first_row) {
+  for (size_t k = 0; k < bands.size(); ++k) {
+    const Band& b = bands[k];
+    s << "<polygon fill='" << b.color << "' fill-opacity='0.18' stroke='none' points='";
+    for (size_t i = 0; i < b.x.size(); ++i) s << num(px(b.x[i])) << "," << num(py(b.lo[i])) << " ";
+    for (size_t i = b.x.size(); i-- > 0;) s << num(px(b.x[i])) << "," << num(py(b.hi[i])) << " ";
+    const double y = legend_y + 16 * static_cast<double>(first_row + k);
+    s << "'/>\n<rect x='" << legend_x << "' y='" << y << "' width='20' height='8' fill='" << b.color
+      << "' fill-opacity='0.35'/><text x='" << legend_x + 24 << "' y='" << y + 8 << "'>"
+      << esc(b.label) << "</text>\n";
+  }
+}
+
+// A line chart with axes, y ticks and a legend, over optional shaded bands. Non-finite
+// points are skipped.
+std::string chart(const std::string& title, const std::vector<Line>& lines, bool log_y = false,
+                  const std::vector<Band>& bands = {}) {
   const double W = 720, H = 260, l = 60, r = 150, t = 28, b = 30;
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   auto fy = [&](double v) { return log_y ? std::log10(std::max(v, 1e-12)) : v; };
@@ -58,6 +84,10 @@ std::string chart(const std::string& title, const std::vector<Line>& lines, bool
       x0 = std::min(x0, ln.x[i]), x1 = std::max(x1, ln.x[i]);
       y0 = std::min(y0, fy(ln.y[i])), y1 = std::max(y1, fy(ln.y[i]));
     }
+  for (const auto& b : bands)
+    for (size_t i = 0; i < b.x.size(); ++i)
+      if (std::isfinite(b.lo[i]) && std::isfinite(b.hi[i]))
+        y0 = std::min(y0, fy(b.lo[i])), y1 = std::max(y1, fy(b.hi[i]));
   if (!(x1 > x0)) x1 = x0 + 1;
   if (!(y1 > y0)) y1 = y0 + 1, y0 -= 1;
   const double pad = 0.05 * (y1 - y0);
@@ -77,6 +107,7 @@ std::string chart(const std::string& title, const std::vector<Line>& lines, bool
   }
   s << "<text x='" << l << "' y='" << H - 10 << "'>" << num(x0) << "</text><text x='" << W - r
     << "' y='" << H - 10 << "' text-anchor='end'>" << num(x1) << "</text>\n";
+  draw_bands(s, bands, px, py, W - r + 10, t + 4, lines.size());
   for (size_t li = 0; li < lines.size(); ++li) {
     const auto& ln = lines[li];
     s << "<polyline fill='none' stroke='" << ln.color << "' stroke-width='1.6'"
@@ -132,6 +163,8 @@ struct PlotWindow {
   size_t t0 = 0;         // first forecast row
   SampleBuffers sample;  // its context, scaled, flagged as the sampler flags it
   std::vector<float> fc, base;
+  std::vector<float> levels;  // a quantile model's [H, Q, C], original units (calibrated if stored)
+  std::vector<std::pair<int, int>> pairs;  // its symmetric pairs, widest first
 };
 
 PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
@@ -177,7 +210,13 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
     data::fill_known(scaled, t0, 0, known);
     batch.known = known.view(1).known;
   }
-  train::model_forecaster(lm.members(), C, H)(batch, fc.data());
+  const bool quantiles = lm.config().levels() > 1;
+  train::model_forecaster(lm.members(), C, H, quantiles ? &pw.levels : nullptr,
+                          lm.calibration.get())(batch, fc.data());
+  if (quantiles) {
+    scaler.inverse_transform(pw.levels.data(), static_cast<size_t>(H) * lm.config().levels());
+    pw.pairs = train::symmetric_pairs(lm.config().quantiles);
+  }
   const train::NLinear nl = train::NLinear::fit(
       {values.data() + split.train.begin * C, static_cast<int64_t>(split.train.size()), C}, L, H);
   nl.forecast(sample.view(1), base.data());
@@ -190,8 +229,24 @@ PlotWindow forecast_window(const PlotOptions& a, const train::LoadedModel& lm,
   return pw;
 }
 
+// The fan of channel c: one band per symmetric pair of levels, widest first.
+std::vector<Band> fan(const PlotWindow& pw, int c, const std::vector<float>& q) {
+  std::vector<Band> out;
+  const int Q = static_cast<int>(q.size());
+  for (const auto& [lo, hi] : pw.pairs) {
+    Band b{{}, {}, {}, "#1f5fd6", num(100.0 * (1.0 - 2.0 * q[lo])) + "% interval"};
+    for (int h = 0; h < pw.H; ++h) {
+      b.x.push_back(h);
+      b.lo.push_back(pw.levels[(static_cast<size_t>(h) * Q + lo) * pw.C + c]);
+      b.hi.push_back(pw.levels[(static_cast<size_t>(h) * Q + hi) * pw.C + c]);
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 void html_forecast(std::ostringstream& html, const PlotOptions& a, const data::TimeSeries& series,
-                   const PlotWindow& pw) {
+                   const PlotWindow& pw, const std::vector<float>& quantile_levels) {
   const int L = pw.L, H = pw.H, C = pw.C;
   const size_t t0 = pw.t0;
   const std::vector<float>& fc = pw.fc;
@@ -213,7 +268,7 @@ void html_forecast(std::ostringstream& html, const PlotOptions& a, const data::T
       lin.x.push_back(h), lin.y.push_back(base[static_cast<size_t>(h) * C + c]);
     }
     html << chart(series.channels[c] + " (steps relative to the forecast origin)",
-                  {hist, actual, model, lin});
+                  {hist, actual, model, lin}, false, fan(pw, c, quantile_levels));
   }
   if (C > a.max_channels) html << "<p>(" << C - a.max_channels << " more channels not shown)</p>\n";
 }
@@ -308,7 +363,7 @@ int run_plot(const PlotOptions& a) {
        << "h2{margin-top:28px}.maps svg{margin:4px}</style></head><body>\n<h1>attnfc plot</h1>\n"
        << "<p>model <code>" << esc(a.model) << "</code> on <code>" << esc(a.input)
        << "</code>: " << esc(series.describe()) << "</p>\n";
-  html_forecast(html, a, series, pw);
+  html_forecast(html, a, series, pw, lm.config().quantiles);
   html_curves(html, a, lm);
   html_attention(html, lm, series, pw);
   html << "</body></html>\n";

@@ -60,6 +60,13 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   const Run ce = run_attnfc("evaluate -m " + s.dir + "/c/model.safetensors -i " + csv);
   REQUIRE_MESSAGE(ce.code == 0, ce.out);
   CHECK(contains(ce.out, "attnfc-calibrated intervals (original units)"));
+  // plot draws the fan: one shaded band per interval.
+  const Run plot = run_attnfc("plot -m " + s.dir + "/c/model.safetensors -i " + csv + " -o " +
+                              s.dir + "/fan.html");
+  REQUIRE_MESSAGE(plot.code == 0, plot.out);
+  const std::string html = cli_test::slurp(s.dir + "/fan.html");
+  CHECK(contains(html, "<polygon"));
+  CHECK(contains(html, "80% interval"));
   const struct {
     std::string sets, expect;
   } refused[] = {

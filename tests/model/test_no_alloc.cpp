@@ -29,12 +29,17 @@ TEST_CASE("training step: no heap allocation in the steady state") {
   c.horizon = 8;
   c.d_model = 32;
   c.n_layers = 2;
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < 3; ++variant) {
     CAPTURE(variant);
     if (variant == 1) {
       c.embedding = model::PatchEmbedding::kResidualMlp;
       c.positional = model::PositionalEncoding::kLearned;
       c.loss_positions = model::LossPositions::kLast;
+    }
+    if (variant == 2) {  // the quantile head: monotone levels and the pinball loss
+      c.quantiles = {0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
+      c.loss_positions = model::LossPositions::kAll;
+      c.linear_lookback = 16;
     }
     ag::ParameterSet params;
     model::PatchTransformer m(c, params, 1);
