@@ -104,6 +104,57 @@ Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<Eval
   return cal;
 }
 
+NamedForecaster with_residual_levels(const NamedForecaster& point, const std::vector<float>& q,
+                                     const data::TimeSeries& scaled,
+                                     const std::vector<EvalPart>& fit_parts, int context,
+                                     int horizon, int64_t batch) {
+  const int C = static_cast<int>(scaled.num_channels()), H = horizon;
+  const auto Q = static_cast<int>(q.size());
+  std::vector<std::vector<float>> res(static_cast<size_t>(H) * C);  // per (step, channel)
+  std::vector<data::RowRange> ranges;
+  for (const EvalPart& p : fit_parts) ranges.push_back(p.rows);
+  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context),
+                                    static_cast<size_t>(H), ChannelMode::kMixed);
+  SampleBuffers samples(batch, context, H, C);
+  data::reserve_known(scaled, samples);
+  std::vector<float> out(static_cast<size_t>(batch) * H * C);
+  for (size_t k = 0;; ++k) {
+    const auto n = static_cast<int64_t>(windows.fill_batch(k, samples));
+    if (n == 0) break;
+    point.forecast(samples.view(n), out.data());
+    for (size_t i = 0; i < static_cast<size_t>(n) * H * C; ++i)
+      if (samples.target_observed[i] && std::isfinite(out[i]))
+        res[i % res.size()].push_back(samples.target_values[i] - out[i]);
+  }
+  // offset[(h * Q + j) * C + c]: the residual quantile (the ceil(n q)-th smallest).
+  auto offset = std::make_shared<std::vector<float>>(static_cast<size_t>(H) * Q * C, 0.0f);
+  for (int h = 0; h < H; ++h)
+    for (int c = 0; c < C; ++c) {
+      std::vector<float>& r = res[static_cast<size_t>(h) * C + c];
+      if (r.empty())
+        throw InputError("interval baselines: no counted target to take residuals from");
+      std::sort(r.begin(), r.end());
+      for (int j = 0; j < Q; ++j) {
+        const auto rank = static_cast<size_t>(std::ceil(static_cast<double>(r.size()) * q[j]));
+        (*offset)[(static_cast<size_t>(h) * Q + j) * C + c] =
+            r[std::min(std::max<size_t>(rank, 1), r.size()) - 1];
+      }
+    }
+  auto levels = std::make_shared<std::vector<float>>();
+  const BatchForecaster base = point.forecast;
+  BatchForecaster f = [base, offset, levels, H, Q, C](const SampleBatch& s, float* o) {
+    base(s, o);
+    levels->resize(static_cast<size_t>(s.count) * H * Q * C);
+    for (int64_t b = 0; b < s.count; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int j = 0; j < Q; ++j)
+          for (int c = 0; c < C; ++c)
+            (*levels)[((b * H + h) * Q + j) * C + c] =
+                o[(b * H + h) * C + c] + (*offset)[(static_cast<size_t>(h) * Q + j) * C + c];
+  };
+  return {point.name, f, q, levels};
+}
+
 nlohmann::json Calibration::to_json() const {
   nlohmann::json p = nlohmann::json::array();
   for (const auto& [lo, hi] : pairs) p.push_back({lo, hi});

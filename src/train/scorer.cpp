@@ -102,7 +102,9 @@ std::vector<EvalPart> Scorer::part_rows(const std::string& part) const {
   for (size_t k = 0; k < split_.splits.size(); ++k) {
     const data::Split& sp = split_.splits[k];
     const data::Scaler* scaler = &scalers_->at(k);
-    out.push_back({part == "val" ? sp.val : sp.test,
+    out.push_back({part == "train" ? sp.train
+                   : part == "val" ? sp.val
+                                   : sp.test,
                    mase_scaled_.empty() ? std::vector<double>{} : mase_scaled_[k],
                    mase_original_.empty() ? std::vector<double>{} : mase_original_[k],
                    [scaler](float* v, int64_t rows) {
@@ -163,6 +165,21 @@ NamedForecaster quantile_aware(const std::string& name, const Members& m, int C,
 
 }  // namespace
 
+void Scorer::add_baselines(const std::vector<float>& q, std::vector<NamedForecaster>& all) const {
+  for (const NamedForecaster& b : baselines_) {
+    // A quantile model's intervals meet baselines' intervals: seasonal naive with its
+    // training residuals' quantiles, NLinear with its validation residuals' (split
+    // conformal); repeat-last stays a point forecast.
+    const bool seasonal = b.name.rfind("seasonal-naive", 0) == 0, nlinear = b.name == "nlinear";
+    if (q.empty() || !(seasonal || nlinear)) {
+      all.push_back(b);
+      continue;
+    }
+    all.push_back(with_residual_levels(b, q, scaled_, part_rows(seasonal ? "train" : "val"),
+                                       context_, horizon_, batch_));
+  }
+}
+
 Calibration Scorer::calibrate(const Members& model) const {
   const int C = static_cast<int>(series_->num_channels());
   return fit_conformal(scaled_, part_rows("val"), context_, horizon_, batch_,
@@ -176,7 +193,7 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
   std::vector<NamedForecaster> all{quantile_aware("attnfc", model, C)};
   if (cal) all.push_back(quantile_aware("attnfc-calibrated", model, C, cal));
   if (!linear_start.empty()) all.push_back(quantile_aware("linear-start", linear_start, C));
-  all.insert(all.end(), baselines_.begin(), baselines_.end());
+  add_baselines(model.front()->config().quantiles, all);
   nlohmann::json out = {{"seasonal_period", period_}};
   if (!split_.skipped.empty()) {  // a panel's series too short to score, said, not hidden
     const auto first = split_.skipped.begin();

@@ -51,6 +51,10 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   CHECK(contains(e.out, "attnfc intervals (original units): wQL "));
   CHECK(contains(e.out, "80%: coverage "));
   CHECK(contains(e.out, "95%: coverage "));
+  // ... beside baselines with intervals of their own (residual quantiles, split conformal).
+  CHECK(contains(e.out, "nlinear intervals (original units)"));
+  CHECK(contains(e.out, "seasonal-naive("));
+  CHECK(!contains(e.out, "repeat-last intervals"));
   CHECK(contains(cli_test::slurp(s.dir + "/e.json"), "\"msis\""));
   // Calibrated on validation: stored with the model, scored beside the raw intervals.
   const Run cal = run_attnfc("train --config " + s.dir + "/micro.json --set " +

@@ -44,4 +44,13 @@ Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<Eval
                           int context, int horizon, int64_t batch,
                           const NamedForecaster& forecaster);
 
+// A point forecaster with intervals from its own residuals: level q at step h and channel c
+// is the point plus the empirical q-quantile of y - point over every window of `fit_parts`
+// (the training rows for seasonal naive, the validation rows for NLinear: split-conformal).
+// The baselines a quantile model's intervals are scored against.
+NamedForecaster with_residual_levels(const NamedForecaster& point, const std::vector<float>& q,
+                                     const data::TimeSeries& scaled,
+                                     const std::vector<EvalPart>& fit_parts, int context,
+                                     int horizon, int64_t batch);
+
 }  // namespace attnfc::train

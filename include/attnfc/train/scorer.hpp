@@ -66,7 +66,10 @@ class Scorer {
  private:
   // The rows each series' windows of a part are cut from (its targets and the context
   // before them), with the series' MASE denominators and units.
+  // part: "train", "val" or "test".
   std::vector<EvalPart> part_rows(const std::string& part) const;
+  // The baselines; for a quantile model (levels q) seasonal naive and NLinear with levels.
+  void add_baselines(const std::vector<float>& q, std::vector<NamedForecaster>& all) const;
   std::string describe_part(const std::string& part, int64_t windows) const;
 
   const data::TimeSeries* series_;
