@@ -53,15 +53,12 @@ float conformal_quantile(std::vector<float>& e, double a) {
   return e[k];
 }
 
-}  // namespace
-
-Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
-                          int context, int horizon, int64_t batch, const NamedForecaster& f) {
-  const int C = static_cast<int>(scaled.num_channels()), H = horizon;
-  const int Q = static_cast<int>(f.quantiles.size());
-  Calibration cal{f.quantiles, symmetric_pairs(f.quantiles), H, C, {}, {}};
-  const size_t P = cal.pairs.size();
-  std::vector<std::vector<float>> e(P * H * C);  // scores per (pair, step, channel)
+// Every window of `parts` of `scaled`, batch by batch: forecast by `f`, then seen(samples,
+// count, point forecasts [count, H, C]) (f's levels, if any, are filled too).
+template <typename Seen>
+void for_each_batch(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts, int context,
+                    int H, int64_t batch, const NamedForecaster& f, Seen seen) {
+  const int C = static_cast<int>(scaled.num_channels());
   std::vector<data::RowRange> ranges;
   for (const EvalPart& p : parts) ranges.push_back(p.rows);
   const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context),
@@ -73,20 +70,35 @@ Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<Eval
     const auto n = static_cast<int64_t>(windows.fill_batch(k, samples));
     if (n == 0) break;
     f.forecast(samples.view(n), out.data());
-    const float* lv = f.levels->data();
-    for (int64_t b = 0; b < n; ++b)
-      for (int h = 0; h < H; ++h)
-        for (int c = 0; c < C; ++c) {
-          const size_t t = (static_cast<size_t>(b) * H + h) * C + c;
-          if (!samples.target_observed[t]) continue;
-          const float y = samples.target_values[t];
-          for (size_t p = 0; p < P; ++p) {
-            const float L = lv[((b * H + h) * Q + cal.pairs[p].first) * C + c];
-            const float U = lv[((b * H + h) * Q + cal.pairs[p].second) * C + c];
-            e[(p * H + h) * C + c].push_back(std::max(L - y, y - U));
-          }
-        }
+    seen(samples, n, out.data());
   }
+}
+
+}  // namespace
+
+Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
+                          int context, int horizon, int64_t batch, const NamedForecaster& f) {
+  const int C = static_cast<int>(scaled.num_channels()), H = horizon;
+  const int Q = static_cast<int>(f.quantiles.size());
+  Calibration cal{f.quantiles, symmetric_pairs(f.quantiles), H, C, {}, {}};
+  const size_t P = cal.pairs.size();
+  std::vector<std::vector<float>> e(P * H * C);  // scores per (pair, step, channel)
+  for_each_batch(scaled, parts, context, H, batch, f,
+                 [&](const SampleBuffers& samples, int64_t n, const float*) {
+                   const float* lv = f.levels->data();
+                   for (int64_t b = 0; b < n; ++b)
+                     for (int h = 0; h < H; ++h)
+                       for (int c = 0; c < C; ++c) {
+                         const size_t t = (static_cast<size_t>(b) * H + h) * C + c;
+                         if (!samples.target_observed[t]) continue;
+                         const float y = samples.target_values[t];
+                         for (size_t p = 0; p < P; ++p) {
+                           const float L = lv[((b * H + h) * Q + cal.pairs[p].first) * C + c];
+                           const float U = lv[((b * H + h) * Q + cal.pairs[p].second) * C + c];
+                           e[(p * H + h) * C + c].push_back(std::max(L - y, y - U));
+                         }
+                       }
+                 });
   for (size_t p = 0; p < P; ++p) {
     const double a = 2.0 * f.quantiles[static_cast<size_t>(cal.pairs[p].first)];
     int64_t count = 0;
@@ -111,21 +123,12 @@ NamedForecaster with_residual_levels(const NamedForecaster& point, const std::ve
   const int C = static_cast<int>(scaled.num_channels()), H = horizon;
   const auto Q = static_cast<int>(q.size());
   std::vector<std::vector<float>> res(static_cast<size_t>(H) * C);  // per (step, channel)
-  std::vector<data::RowRange> ranges;
-  for (const EvalPart& p : fit_parts) ranges.push_back(p.rows);
-  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context),
-                                    static_cast<size_t>(H), ChannelMode::kMixed);
-  SampleBuffers samples(batch, context, H, C);
-  data::reserve_known(scaled, samples);
-  std::vector<float> out(static_cast<size_t>(batch) * H * C);
-  for (size_t k = 0;; ++k) {
-    const auto n = static_cast<int64_t>(windows.fill_batch(k, samples));
-    if (n == 0) break;
-    point.forecast(samples.view(n), out.data());
-    for (size_t i = 0; i < static_cast<size_t>(n) * H * C; ++i)
-      if (samples.target_observed[i] && std::isfinite(out[i]))
-        res[i % res.size()].push_back(samples.target_values[i] - out[i]);
-  }
+  for_each_batch(scaled, fit_parts, context, H, batch, point,
+                 [&](const SampleBuffers& samples, int64_t n, const float* out) {
+                   for (size_t i = 0; i < static_cast<size_t>(n) * H * C; ++i)
+                     if (samples.target_observed[i] && std::isfinite(out[i]))
+                       res[i % res.size()].push_back(samples.target_values[i] - out[i]);
+                 });
   // offset[(h * Q + j) * C + c]: the residual quantile (the ceil(n q)-th smallest).
   auto offset = std::make_shared<std::vector<float>>(static_cast<size_t>(H) * Q * C, 0.0f);
   for (int h = 0; h < H; ++h)
