@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "predict_checks.hpp"
+#include "predict_levels.hpp"
 #include "predict_output.hpp"
 
 namespace attnfc::cli {
@@ -121,29 +122,6 @@ std::vector<float> forecast_series(const train::LoadedModel& lm, const data::Tim
   return out;
 }
 
-// The columns of a target `name`: itself, then one per quantile level other than 0.5 in
-// increasing order, named as NeuralForecast names intervals: a level q < 0.5 whose 1 - q is
-// a level too is "<name>-lo-<100 (1 - 2q)>", that partner "<name>-hi-<...>"; a level
-// without a partner "<name>-q<q>" (e.g. OT-q0.3).
-std::string target_columns(const std::string& name, const std::vector<float>& levels) {
-  std::string out = "," + name;
-  const auto has = [&](float q) {
-    return std::any_of(levels.begin(), levels.end(),
-                       [&](float l) { return std::fabs(l - q) < 1e-6f; });
-  };
-  char buf[64];
-  for (float q : levels) {
-    if (q == 0.5f) continue;
-    if (has(1.0f - q))
-      std::snprintf(buf, sizeof buf, "-%s-%g", q < 0.5f ? "lo" : "hi",
-                    std::round(1000.0 * std::fabs(1.0 - 2.0 * q)) / 10.0);
-    else
-      std::snprintf(buf, sizeof buf, "-q%g", static_cast<double>(q));
-    out += "," + name + buf;
-  }
-  return out;
-}
-
 // Where a predict input's future covariates come from: its own rows after the history,
 // else --future.
 struct Futures {
@@ -191,8 +169,8 @@ SampleBuffers known_for(const train::LoadedModel& lm, const data::TimeSeries& se
 // Appends the H forecast rows of one series, each led by `lead` ("" or "<id>,").
 void append_rows(InputForecast& out, const data::TimeSeries& series,
                  const std::vector<float>& forecast, const std::string& input,
-                 const std::string& lead, int W) {
-  const int C = static_cast<int>(series.num_channels());
+                 const std::string& lead, const LevelColumns& cols) {
+  const int C = static_cast<int>(series.num_channels()), W = cols.width;
   const int H = static_cast<int>(forecast.size()) / (C * W);
   const std::vector<int64_t> stamps = series.future_timestamps(H);
   check_times(stamps, series, input);
@@ -200,7 +178,7 @@ void append_rows(InputForecast& out, const data::TimeSeries& series,
   for (int h = 0; h < H; ++h) {
     std::string row = lead + series.format_time(stamps[h]);
     for (int c = 0; c < static_cast<int>(targets_of(series)); ++c)
-      for (int w = 0; w < W; ++w) {
+      for (const int w : cols.keep) {
         std::snprintf(buf, sizeof buf, ",%.7g", forecast[(static_cast<size_t>(h) * C + c) * W + w]);
         row += buf;
       }
@@ -209,14 +187,14 @@ void append_rows(InputForecast& out, const data::TimeSeries& series,
 }
 
 InputForecast empty_forecast(const data::TimeSeries& series, const std::string& input,
-                             const std::vector<float>& levels) {
+                             const LevelColumns& cols) {
   InputForecast out{input,
                     series.time_columns.size() == 1 ? series.time_columns[0] : "date",
                     "",
                     {},
-                    static_cast<int>(targets_of(series) * std::max<size_t>(1, levels.size()))};
+                    static_cast<int>(targets_of(series) * cols.keep.size())};
   for (size_t c = 0; c < targets_of(series); ++c)
-    out.columns += target_columns(series.channels[c], levels);
+    for (const int w : cols.keep) out.columns += "," + series.channels[c] + cols.suffix[w];
   return out;
 }
 
@@ -260,7 +238,8 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
                              const Futures& futures) {
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
-  InputForecast out = empty_forecast(panel, input, lm.config().quantiles);
+  const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
+  InputForecast out = empty_forecast(panel, input, cols);
   out.time_name = csv_cell(panel.id_column) + "," + out.time_name;
   const std::vector<data::SeriesSegment> segments = panel.series_segments();
   size_t unseen = 0;
@@ -274,7 +253,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
     const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label, H);
     const std::vector<float> forecast = forecast_series(lm, series, own, H, known);
     check_finite(forecast, series, H, label, a.model);
-    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",", lm.config().levels());
+    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",", cols);
   }
   if (unseen > 0)
     spdlog::warn("{}: {} series the model was not trained on, each scaled by its own history",
@@ -301,8 +280,9 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
   const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input, H);
   const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
   check_finite(forecast, series, H, input, a.model);
-  InputForecast out = empty_forecast(series, input, lm.config().quantiles);
-  append_rows(out, series, forecast, input, "", lm.config().levels());
+  const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
+  InputForecast out = empty_forecast(series, input, cols);
+  append_rows(out, series, forecast, input, "", cols);
   return out;
 }
 

@@ -78,6 +78,7 @@ struct PredictOptions {
   bool strict = false;  // a short history, another frequency, missing last rows: exit 2
   std::string ids;      // --id A,B: a panel's series to forecast ("" = all)
   std::string future;   // --future FILE: future covariates at the forecast steps
+  std::string levels;   // --level 80,95: the intervals to write ("" = every level)
 };
 int run_predict(const PredictOptions& a);
 

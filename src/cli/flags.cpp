@@ -148,6 +148,8 @@ void register_predict(CLI::App& app) {
                 "Refuse (exit 2) a short history, another frequency or missing last rows");
   sub->add_option("--id", a->ids,
                   "A panel's series to forecast, comma-separated ids (default: every series)");
+  sub->add_option("--level", a->levels,
+                  "A quantile model's intervals to write, e.g. 80,95 (default: every level)");
   sub->add_option("--future", a->future,
                   "CSV with the future covariates at the forecast steps (time [, id] and "
                   "data.future_covariates), when the input's rows do not carry them");

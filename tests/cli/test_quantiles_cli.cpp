@@ -44,6 +44,19 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
     ++rows;
   }
   CHECK(rows == 8);
+  // --level picks intervals; one the model does not have, or --level on a point model, is
+  // refused naming the flag and what the model has.
+  const std::string qm = " -m " + s.dir + "/q/model.safetensors -i " + csv;
+  const Run only80 = run_attnfc("predict" + qm + " --level 80");
+  REQUIRE_MESSAGE(only80.code == 0, only80.out);
+  CHECK(contains(only80.out, "date,OT,OT-lo-80,OT-hi-80\n"));
+  const Run bad90 = run_attnfc("predict" + qm + " --level 80,90");
+  CHECK(bad90.code == 2);
+  CHECK_MESSAGE(contains(bad90.out, "--level: found '90'"), bad90.out);
+  CHECK_MESSAGE(contains(bad90.out, "has the intervals 80, 95"), bad90.out);
+  const Run point = run_attnfc("predict -m " + model + " -i " + csv + " --level 80");
+  CHECK(point.code == 2);
+  CHECK_MESSAGE(contains(point.out, "forecasts points only"), point.out);
   // evaluate scores the levels beside the point metrics, on the same windows.
   const Run e = run_attnfc("evaluate -m " + s.dir + "/q/model.safetensors -i " + csv + " --json " +
                            s.dir + "/e.json");
