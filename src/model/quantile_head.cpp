@@ -44,6 +44,28 @@ void monotone_levels_backward(const ag::TensorNode& node) {
     }
 }
 
+// in: pred [R, Q, C], target [R, C], mask; aux: the Q levels; farg[0]: 1 / (counted * Q).
+// d/dp rho_q(y - p) = -q where y > p, 1 - q where y < p (0 at the kink, as quantile_loss).
+void pinball_backward(const ag::TensorNode& node) {
+  const ag::Tensor &pred = node.in[0], &target = node.in[1], &mask = node.in[2];
+  if (!pred.requires_grad()) return;
+  const int64_t Q = node.iarg[0], C = target.size(-1), R = target.numel() / C;
+  const auto* q = static_cast<const float*>(node.aux);
+  const double g = static_cast<double>(node.out.grad()[0]) * node.farg[0];
+  const float *p = pred.data(), *y = target.data(), *m = mask.defined() ? mask.data() : nullptr;
+  float* dp = pred.grad();
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c) {
+      const double w = m ? m[r * C + c] : 1.0;
+      if (w == 0.0) continue;
+      for (int64_t j = 0; j < Q; ++j) {
+        const double u = static_cast<double>(y[r * C + c]) - p[(r * Q + j) * C + c];
+        const double slope = u > 0 ? -q[j] : (u < 0 ? 1.0 - q[j] : 0.0);
+        dp[(r * Q + j) * C + c] += static_cast<float>(g * w * slope);
+      }
+    }
+}
+
 }  // namespace
 
 ag::Tensor monotone_levels(const ag::Tensor& x, int median) {
@@ -76,15 +98,42 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
                                const ag::Tensor& mask, const std::vector<float>& levels) {
   const auto Q = static_cast<int64_t>(levels.size());
   const int64_t C = target.size(-1), R = target.numel() / C;
-  const ag::Tensor p = pred.reshape({R, Q, C});
-  const ag::Tensor t = target.reshape({R, 1, C});
-  const ag::Tensor k = mask.defined() ? mask.reshape({R, 1, C}) : ag::Tensor();
-  ag::Tensor sum;
-  for (int64_t j = 0; j < Q; ++j) {
-    const ag::Tensor l = ag::quantile_loss(p.slice(1, j, j + 1), t, levels[j], k);
-    sum = sum.defined() ? ag::add(sum, l) : l;
+  if (!pred.is_contiguous() || !target.is_contiguous() || pred.numel() != R * Q * C ||
+      (mask.defined() && (!mask.is_contiguous() || mask.numel() != R * C)))
+    ag::op_error("pinball_over_levels",
+                 "expected contiguous pred [.., H * Q, C] and target/mask "
+                 "[.., H, C], got " +
+                     pred.shape().str() + " and " + target.shape().str());
+  const float *p = pred.data(), *y = target.data(), *m = mask.defined() ? mask.data() : nullptr;
+  double total = 0, weight = 0;
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c) {
+      const double w = m ? m[r * C + c] : 1.0;
+      if (w == 0.0) continue;
+      double sum = 0;  // pinball of every level at this value: rho_q(y - p) = max(q u, (q - 1) u)
+      for (int64_t j = 0; j < Q; ++j) {
+        const double u = static_cast<double>(y[r * C + c]) - p[(r * Q + j) * C + c];
+        sum += u >= 0 ? levels[j] * u : (levels[j] - 1.0) * u;
+      }
+      total += w * sum;
+      weight += w;
+    }
+  const double inv = weight > 0 ? 1.0 / (weight * static_cast<double>(Q)) : 0.0;
+  ag::TensorNode* node = nullptr;
+  ag::Tensor out =
+      ag::make_output(ag::Shape{1}, "pinball_over_levels", pinball_backward, {&pred}, &node);
+  out.data()[0] = static_cast<float>(total * inv);
+  if (node) {
+    auto* kept = static_cast<float*>(ag::arena_alloc(sizeof(float) * Q));
+    std::copy(levels.begin(), levels.end(), kept);
+    node->in[0] = pred;
+    node->in[1] = target;
+    node->in[2] = mask;
+    node->aux = kept;
+    node->iarg[0] = Q;
+    node->farg[0] = static_cast<float>(inv);
   }
-  return ag::scale(sum, 1.0f / static_cast<float>(Q));
+  return out;
 }
 
 }  // namespace attnfc::model::detail
