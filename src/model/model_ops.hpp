@@ -30,11 +30,10 @@ ag::Tensor gather_rows(const ag::Tensor& table, const int32_t* codes, int64_t co
                        int64_t stride);
 
 // The quantile head's non-crossing map (docs/MODEL.md 4c), x [R, Q, C] contiguous:
-//   y[m] = x[m];  y[j] = y[j-1] + softplus(x[j]) for j > m;  y[j] = y[j+1] - softplus(x[j]) for j <
-//   m
-// with m the median level, so the levels increase strictly and x = 0 spreads them ln 2 apart.
-// Backward: dx_j += sigmoid(x_j) * sum_{k >= j} dy_k (j > m), -sigmoid(x_j) * sum_{k <= j} dy_k
-// (j < m), dx_m += sum_k dy_k.
+//   y[m] = x[m];  y[j] = y[j-1] + gap(x[j]) for j > m;  y[j] = y[j+1] - gap(x[j]) for j < m
+// with m the median level and gap(x) = (x + sqrt(x^2 + 1)) / 2 > 0, so the levels increase
+// strictly and x = 0 spreads them 1/2 apart. Backward: dx_j += gap'(x_j) * sum_{k >= j} dy_k
+// (j > m), -gap'(x_j) * sum_{k <= j} dy_k (j < m), dx_m += sum_k dy_k.
 ag::Tensor monotone_levels(const ag::Tensor& x, int median);
 
 // The mean over levels of the pinball loss of level q_j, pred [.., H * Q, C] (levels of a step

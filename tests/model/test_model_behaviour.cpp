@@ -257,7 +257,7 @@ TEST_CASE("quantiles: levels never cross, the median is the point forecast, caus
   check_causal(c);
   ag::ParameterSet params;
   PatchTransformer m(c, params, 1);
-  // Untrained (zero head): the median is the last value and the levels sit ln 2 sigma apart.
+  // Untrained (zero head): the median is the last value and the levels sit sigma / 2 apart.
   std::vector<float> ctx = {1, 2, 3, 4, 5, 6, 7, 8.5f};
   std::vector<float> levels;
   const std::vector<float> point = m.forecast(ctx.data(), nullptr, 1, 8, 0, {}, &levels);
