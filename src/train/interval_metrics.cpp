@@ -7,16 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnfc/train/calibration.hpp"
+
 namespace attnfc::train {
 
 IntervalAccumulator::IntervalAccumulator(std::vector<float> levels, int horizon, int channels,
                                          std::vector<double> scale)
     : levels_(std::move(levels)), H_(horizon), C_(channels), scale_(std::move(scale)) {
-  const int Q = static_cast<int>(levels_.size());
-  for (int lo = 0; lo < Q; ++lo)
-    for (int hi = Q - 1; hi > lo; --hi)
-      if (levels_[lo] < 0.5f && std::fabs(levels_[lo] + levels_[hi] - 1.0f) < 1e-6f)
-        pairs_.emplace_back(lo, hi);
+  pairs_ = symmetric_pairs(levels_);
   pinball_.assign(levels_.size(), 0.0);
   covered_.assign(pairs_.size(), 0.0);
   msis_.assign(pairs_.size(), 0.0);

@@ -1,5 +1,7 @@
 #include "attnfc/train/run_config.hpp"
 
+#include "attnfc/train/calibration.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/data/time.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/calibration.hpp"
 
 namespace attnfc::train {
 
@@ -93,10 +96,7 @@ void parse_known_roles(ConfigSection& s, const nlohmann::json& section, DataConf
 // corrections are fit to the levels of the model that is kept.
 void check_calibrate(const RunConfig& r) {
   if (r.train.calibrate != "conformal") return;
-  bool pair = false;
-  for (float lo : r.model.quantiles)
-    for (float hi : r.model.quantiles) pair |= lo < 0.5f && std::fabs(lo + hi - 1.0f) < 1e-6f;
-  if (!pair)
+  if (symmetric_pairs(r.model.quantiles).empty())
     throw InputError(
         "train.calibrate: \"conformal\" calibrates intervals, but model.quantiles holds no "
         "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
