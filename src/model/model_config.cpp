@@ -1,4 +1,5 @@
 // ModelConfig: parsing, validation, and the resolved JSON form.
+#include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,16 @@ std::string key(const std::string& name) {
 }
 
 }  // namespace
+
+std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels) {
+  std::vector<std::pair<int, int>> out;
+  const int Q = static_cast<int>(levels.size());
+  for (int lo = 0; lo < Q; ++lo)
+    for (int hi = Q - 1; hi > lo; --hi)
+      if (levels[lo] < 0.5f && std::fabs(levels[lo] + levels[hi] - 1.0f) < 1e-6f)
+        out.emplace_back(lo, hi);
+  return out;
+}
 
 void ModelConfig::validate() const {
   auto range = [](const std::string& name, double x, double lo, double hi) {

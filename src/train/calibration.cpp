@@ -12,16 +12,6 @@
 
 namespace attnfc::train {
 
-std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels) {
-  std::vector<std::pair<int, int>> out;
-  const int Q = static_cast<int>(levels.size());
-  for (int lo = 0; lo < Q; ++lo)
-    for (int hi = Q - 1; hi > lo; --hi)
-      if (levels[lo] < 0.5f && std::fabs(levels[lo] + levels[hi] - 1.0f) < 1e-6f)
-        out.emplace_back(lo, hi);
-  return out;
-}
-
 void Calibration::apply(float* lv, int64_t count, int steps) const {
   const int Q = static_cast<int>(levels.size()), H = steps, C = channels;
   int m = 0;

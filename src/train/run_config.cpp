@@ -1,7 +1,5 @@
 #include "attnfc/train/run_config.hpp"
 
-#include "attnfc/train/calibration.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -96,7 +94,7 @@ void parse_known_roles(ConfigSection& s, const nlohmann::json& section, DataConf
 // corrections are fit to the levels of the model that is kept.
 void check_calibrate(const RunConfig& r) {
   if (r.train.calibrate != "conformal") return;
-  if (symmetric_pairs(r.model.quantiles).empty())
+  if (model::symmetric_pairs(r.model.quantiles).empty())
     throw InputError(
         "train.calibrate: \"conformal\" calibrates intervals, but model.quantiles holds no "
         "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");

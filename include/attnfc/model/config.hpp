@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -90,6 +91,10 @@ struct ModelConfig {
   void validate_quantiles() const;
   bool cross_attention() const { return decoder == Decoder::kCrossAttention; }
 };
+
+// The symmetric pairs (q, 1 - q) of quantile `levels` as (lo, hi) indices, widest first:
+// the intervals a quantile model has.
+std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels);
 
 // Reads the "model" object (the value of the "model" key, not the whole file).
 // Missing keys take their defaults. `path` prefixes keys in messages ("model").

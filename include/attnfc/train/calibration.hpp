@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "attnfc/data/series.hpp"
+#include "attnfc/model/config.hpp"
 #include "attnfc/train/evaluate.hpp"
 
 namespace attnfc::train {
@@ -35,8 +36,7 @@ struct Calibration {
                                const std::vector<float>& levels, int horizon, int channels);
 };
 
-// The symmetric pairs (q, 1 - q) of `levels`, widest first.
-std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels);
+using model::symmetric_pairs;  // model/config.hpp
 
 // Fits the corrections from the levels `forecaster` writes on every window of `parts` of
 // `scaled` (the validation parts). InputError when no window has a counted target.
