@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "commands.hpp"
+#include "json_log.hpp"
 #include "output.hpp"
 
 namespace attnfc::cli {
@@ -71,10 +74,42 @@ void check_set_values(const std::vector<std::string>& sets) {
   }
 }
 
+// The in-epoch interval of piped progress: 10 s, or ATTNFC_PROGRESS_INTERVAL_S (tests,
+// or a log that wants more or fewer lines).
+double progress_interval_s() {
+  constexpr const char* kVar = "ATTNFC_PROGRESS_INTERVAL_S";
+  const char* text = std::getenv(kVar);
+  if (text == nullptr || *text == '\0') return 10;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (*end != '\0' || !std::isfinite(v) || v < 0)
+    throw InputError(std::string(kVar) + ": found '" + std::string(text).substr(0, 20) +
+                     "', expected a number of seconds >= 0");
+  return v;
+}
+
+// How progress is shown: --quiet none, --log-format json JSON lines (and the log messages
+// as JSON too), a terminal the bar, anything else timestamped lines.
+train::ProgressOptions progress_options(const TrainOptions& a) {
+  train::ProgressOptions p;
+  p.interval_s = progress_interval_s();
+  if (a.quiet) {
+    p.style = train::ProgressStyle::kOff;
+    if (spdlog::get_level() < spdlog::level::warn) spdlog::set_level(spdlog::level::warn);
+  } else if (a.log_format == "json") {
+    p.style = train::ProgressStyle::kJson;
+  } else {
+    p.style = ::isatty(STDERR_FILENO) ? train::ProgressStyle::kBar : train::ProgressStyle::kLines;
+  }
+  return p;
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& a) {
   namespace fs = std::filesystem;
+  if (a.log_format == "json") log_as_json_lines();  // first, so that every error is JSON too
+  const train::ProgressOptions progress = progress_options(a);
   if (a.config.empty() && !a.resume)
     throw InputError("train: --config is required (or --resume with --out to continue a run)");
   std::string out = a.out;
@@ -97,7 +132,7 @@ int run_train(const TrainOptions& a) {
   opt.resume = a.resume;
   opt.interrupt = &g_interrupted;
   opt.interrupt_after_steps = a.stop_after_steps;
-  opt.tty = ::isatty(STDERR_FILENO) != 0;
+  opt.progress = progress;
   g_interrupted.store(false);
   struct sigaction sa {};
   sa.sa_handler = on_sigint;

@@ -67,6 +67,8 @@ struct TrainOptions {
   std::vector<std::string> sets;
   bool resume = false;
   int64_t stop_after_steps = 0;
+  bool quiet = false;               // no progress; warnings, errors and the summary only
+  std::string log_format = "text";  // progress on stderr: "text" or "json"
 };
 int run_train(const TrainOptions& a);
 

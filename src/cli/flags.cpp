@@ -103,12 +103,28 @@ void register_train(CLI::App& app) {
       "  attnfc train --out runs/demo --resume      # continue after Ctrl-C\n"
       "The run folder gets config.json, model.safetensors (best epoch), checkpoint.safetensors,\n"
       "train_log.csv and metrics.json. Ctrl-C saves a resumable checkpoint and exits with 130.\n"
+      "Progress goes to stderr: a bar on a terminal; piped or redirected, a line per epoch and\n"
+      "one every 10 s within an epoch, each starting with the UTC time. The ETA reads\n"
+      "'1:20 (at most 3:40)': when the run ends if validation does not improve again\n"
+      "(train.patience), and when the last of train.epochs would end.\n"
       "Config keys: docs/CONFIG.md.");
   sub->add_option("--config,-c", a->config, "Run config (JSON with data, model, train sections)");
   sub->add_option("--set", a->sets, "Override a config key: section.key=value (repeatable)")
       ->type_name("KEY=VALUE");
   sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
   sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
+  sub->add_flag("--quiet,-q", a->quiet,
+                "No progress on stderr: only warnings, errors and the summary (stdout)");
+  sub->add_option("--log-format", a->log_format,
+                  "Progress on stderr: text (a bar on a terminal, else a timestamped line per "
+                  "epoch and every 10 s) or json (one object per line, log messages too)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "text" || text == "json") return "";
+            return "found '" + text.substr(0, 20) + "', expected text or json";
+          },
+          "text|json"))
+      ->capture_default_str();
   // For tests and scripts: behave as if Ctrl-C arrived after N optimiser steps (hidden).
   sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");
   on_selected(sub, [a] { return run_train(*a); });

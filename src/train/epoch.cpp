@@ -76,6 +76,7 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Prog
   else
     t.train_windows.shuffle(order_seed);
   const auto t0 = std::chrono::steady_clock::now();
+  progress.epoch_started();
   int64_t samples = 0;
   while (st.step_in_epoch < t.steps_per_epoch) {
     st.epoch_loss_sum += train_step(t, samples);

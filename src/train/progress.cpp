@@ -1,9 +1,9 @@
 #include "attnfc/train/progress.hpp"
 
-#include <spdlog/spdlog.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -81,65 +81,32 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-Progress::Progress(bool tty, int epochs, int64_t steps_per_epoch, int64_t samples_per_step)
-    : tty_(tty),
-      epochs_(epochs),
-      steps_per_epoch_(steps_per_epoch),
-      samples_per_step_(samples_per_step),
-      start_(std::chrono::steady_clock::now()),
-      last_draw_(start_) {}
-
-void Progress::step(int epoch, int64_t step_in_epoch, double loss, double last_val_loss) {
-  ++steps_seen_;
-  if (!tty_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) &&
-      step_in_epoch != steps_per_epoch_)
-    return;
-  last_draw_ = now;
-  drawn_ = true;
-  const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double rate = elapsed > 0 ? static_cast<double>(steps_seen_) / elapsed : 0;
-  const int64_t remaining =
-      static_cast<int64_t>(epochs_ - epoch) * steps_per_epoch_ + (steps_per_epoch_ - step_in_epoch);
-  constexpr int kWidth = 24;
-  const int filled =
-      static_cast<int>(kWidth * step_in_epoch / std::max<int64_t>(1, steps_per_epoch_));
-  std::string bar(filled, '#');
-  bar.resize(kWidth, '.');
-  char val[32] = "-";
-  if (std::isfinite(last_val_loss)) std::snprintf(val, sizeof val, "%.4f", last_val_loss);
-  std::fprintf(stderr, "\r\033[Kepoch %d/%d [%s] %lld/%lld loss %.4f val %s %.0f samples/s ETA %s",
-               epoch, epochs_, bar.c_str(), static_cast<long long>(step_in_epoch),
-               static_cast<long long>(steps_per_epoch_), loss, val,
-               rate * static_cast<double>(samples_per_step_),
-               format_duration(rate > 0 ? static_cast<double>(remaining) / rate : NAN).c_str());
-  std::fflush(stderr);
+std::string format_utc(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  ::gmtime_r(&secs, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
 }
 
-void Progress::epoch_done(const EpochRecord& r, int patience_left) {
-  finish();
-  const std::string tail = r.best ? " (best)"
-                           : patience_left >= 0
-                               ? " (no improvement; " + std::to_string(patience_left) + " left)"
-                               : std::string(" (no improvement)");
-  const std::string msg = fmt::format(
-      "epoch {}/{}: train loss {:.5f}, val loss {:.5f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s{}",
-      r.epoch, epochs_, r.train_loss, r.val_loss, r.lr, r.seconds, r.samples_per_s, tail);
-  if (tty_) {
-    std::fprintf(stderr, "%s\n", msg.c_str());
-    std::fflush(stderr);
-  } else {
-    spdlog::info("{}", msg);
-  }
+Eta estimate_eta(const EtaInput& in) {
+  if (in.steps_done <= 0 || !(in.elapsed_s > 0)) return {NAN, NAN};
+  const double seconds_per_step = in.elapsed_s / static_cast<double>(in.steps_done);
+  const int64_t after = std::max(0, in.epochs_left);
+  const int64_t after_if_no_improvement =
+      in.patience_left < 0 ? after : std::min<int64_t>(after, in.patience_left);
+  const auto seconds = [&](int64_t epochs) {
+    return static_cast<double>(in.steps_left_in_epoch + epochs * in.steps_per_epoch) *
+           seconds_per_step;
+  };
+  return {seconds(after), seconds(after_if_no_improvement)};
 }
 
-void Progress::finish() {
-  if (tty_ && drawn_) {
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
-    drawn_ = false;
-  }
+std::string format_eta(const Eta& eta) {
+  const std::string most = format_duration(eta.budget_s);
+  const std::string first = format_duration(eta.no_improvement_s);
+  return first == most ? most : first + " (at most " + most + ")";
 }
 
 }  // namespace attnfc::train

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/train/ensemble.hpp"
@@ -48,7 +50,9 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
     detail::start_fresh(t, folder.paths());
 
   const TrainConfig& tc = config.train;
-  Progress progress(opt.tty, tc.epochs, t.steps_per_epoch, tc.batch_size);
+  Progress progress(opt.progress,
+                    {tc.epochs, t.steps_per_epoch, tc.batch_size,
+                     tc.patience > 0 ? tc.patience - t.state.stopper.bad_epochs() : -1});
   int64_t steps_this_call = 0;
   while (t.state.epoch < tc.epochs && !t.state.stopper.should_stop()) {
     if (!detail::run_epoch(t, folder.paths(), opt, progress, steps_this_call))
@@ -60,6 +64,10 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt) {
               nullptr,
               steps_this_call};
   }
+  const detail::LoopState& st = t.state;
+  progress.done({st.epoch, st.global_step, st.stopper.best_epoch(), st.stopper.best(),
+                 st.records.empty() ? NAN : st.records.back().train_loss,
+                 st.stopper.should_stop() && st.epoch < tc.epochs});
   return detail::score_kept_model(t, folder.paths(), opt, steps_this_call);
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnfc/train/progress.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/run_folder.hpp"
 
@@ -29,7 +30,8 @@ struct TrainOptions {
   // Behaves as if interrupted when the final scoring starts (tests): the trained model is
   // kept and --resume scores it. A real interrupt is polled between scoring batches.
   bool interrupt_before_scoring = false;
-  bool tty = false;  // progress bar instead of log lines
+  // What the user watches while it trains (progress.hpp); the CLI picks the style.
+  ProgressOptions progress{ProgressStyle::kOff};
 };
 
 struct TrainResult {
