@@ -168,7 +168,8 @@ void print_overview(const InspectOptions& o, const CsvTable& table, const TimeSe
     std::printf("\n");
   } else if (policy == MissingPolicy::kError) {
     std::printf(
-        " (train/predict refuse them by default; choose --missing ffill, interpolate or mask)\n");
+        " (train refuses them unless the config sets data.missing to ffill, interpolate or "
+        "mask; preview one here with --missing)\n");
   } else {
     std::printf(" (filled by policy '%s')\n", enum_name(policy));
   }

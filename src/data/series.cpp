@@ -69,7 +69,7 @@ struct ColumnState {
 };
 
 [[noreturn]] void throw_missing_error(const CsvTable& table, const std::vector<ColumnState>& cols,
-                                      size_t total) {
+                                      size_t total, const std::string& setting) {
   // The first few (row, column) pairs in file order.
   std::vector<std::pair<size_t, size_t>> first;
   std::vector<size_t> next(cols.size(), 0);
@@ -100,7 +100,7 @@ struct ColumnState {
       row, cols[k].col,
       "found missing value '" + quote_token(table.cell(row, cols[k].col)) +
           "', expected a number (" + std::to_string(total) + " missing in " + per_column +
-          "; first at " + where + "); choose a missing-value policy: ffill, interpolate or mask"));
+          "; first at " + where + "); choose " + setting + ": ffill, interpolate or mask"));
 }
 
 // The time axis into s.timestamps (and its column names); returns the time columns. A
@@ -241,7 +241,7 @@ void handle_missing(const CsvTable& table, const CsvOptions& opt, const TimeSeri
     total_missing += st.missing;
   }
   if (total_missing > 0 && opt.missing == MissingPolicy::kError) {
-    throw_missing_error(table, cols, total_missing);
+    throw_missing_error(table, cols, total_missing, opt.missing_setting);
   }
   if (!s.segments.empty()) {
     for (ColumnState& st : cols) {

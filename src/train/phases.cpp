@@ -13,6 +13,7 @@
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/data/known_source.hpp"
 #include "attnfc/model/checkpoint.hpp"
+#include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/known_setup.hpp"
 #include "attnfc/train/linear_init.hpp"
 
@@ -41,6 +42,7 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
                                    : data::CsvTable::read_file(csv.path, csv.delimiter);
   d->series =
       config.data.static_columns.empty() ? data::load_series(csv) : data::load_series(table, csv);
+  resolve_sizes(config, d->series);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
   d->split = make_panel_split(config.data, d->series, L, H);

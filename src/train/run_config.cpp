@@ -126,6 +126,7 @@ DataConfig parse_data(const nlohmann::json& section) {
   parse_known_roles(s, section, d);
   d.csv.missing = data::parse_missing_policy(
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
+  d.csv.missing_setting = "data.missing in the config";
   d.csv.regular = s.get_bool("regular", false);
   d.csv.frequency = s.get_string("frequency", "");
   if (!d.csv.frequency.empty())  // checks the name before any data is read
@@ -221,18 +222,23 @@ RunConfig parse_run_config(const nlohmann::json& root) {
   RunConfig r;
   r.raw = root;
   r.data = parse_data(top.get_object("data"));
-  const nlohmann::json& m = top.get_object("model");
+  nlohmann::json m = top.get_object("model");
   r.model_channels_given = m.is_object() && m.contains("channels");
+  r.auto_sizes = take_auto_sizes(m);
   r.model = model::parse_model_config(m, "model");
   r.train = parse_train(top.get_object("train"));
   top.finish();
   check_calibrate(r);
+  check_linear_init(r);
+  return r;
+}
+
+void check_linear_init(const RunConfig& r) {
   if (r.model.linear_lookback > 0 && r.train.linear_init == "least_squares" &&
       r.model.target != model::HeadTarget::kDeltaFromLast)
     throw InputError(
         "train.linear_init: \"least_squares\" fits changes from the last value and needs "
         "model.target = \"delta\" (found \"value\"); set train.linear_init = \"zero\"");
-  return r;
 }
 
 nlohmann::json to_json(const RunConfig& r) {
@@ -316,10 +322,8 @@ void resolve_model_channels(RunConfig& config, size_t data_channels) {
                      ", but the data has " + std::to_string(C) + " columns");
 }
 
-namespace {
-
-data::Split series_split(const DataConfig& d, const data::TimeSeries& series,
-                         const data::SeriesSegment& seg, size_t context, size_t horizon) {
+data::Split segment_split(const DataConfig& d, const data::TimeSeries& series,
+                          const data::SeriesSegment& seg, size_t context, size_t horizon) {
   const size_t n = seg.rows();
   if (d.split_protocol == "rows")
     return data::split_by_rows(n, d.train_rows, d.val_rows, d.test_rows, context);
@@ -341,15 +345,13 @@ data::Split series_split(const DataConfig& d, const data::TimeSeries& series,
   return data::standard_split(d.split_protocol, n, context);
 }
 
-}  // namespace
-
 data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context,
                        size_t horizon) {
   if (series.num_series() != 1)
     throw InputError(series.source + ": " + std::to_string(series.num_series()) +
                      " series (data.id_column '" + series.id_column +
                      "'); expected one series here");
-  return series_split(d, series, series.series_segments().front(), context, horizon);
+  return segment_split(d, series, series.series_segments().front(), context, horizon);
 }
 
 data::PanelSplit make_panel_split(const DataConfig& d, const data::TimeSeries& series,
@@ -359,7 +361,7 @@ data::PanelSplit make_panel_split(const DataConfig& d, const data::TimeSeries& s
   for (size_t k = 0; k < segments.size(); ++k) {
     const data::SeriesSegment& seg = segments[k];
     try {
-      data::Split sp = series_split(d, series, seg, context, horizon);
+      data::Split sp = segment_split(d, series, seg, context, horizon);
       data::validate_split(sp, context, horizon, series.source);
       out.splits.push_back(data::shifted(sp, seg.begin));
       out.series.push_back(k);

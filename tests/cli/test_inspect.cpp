@@ -51,7 +51,8 @@ TEST_CASE("inspect pollution: composite time, NA counts, the text column and the
   CHECK(has(r.out, "rows       43824"));
   CHECK(has(r.out,
             "time       year, month, day, hour (composite): 2010-01-01 00:00 .. 2014-12-31 23:00"));
-  CHECK(has(r.out, "missing    2067 values (train/predict refuse them by default"));
+  CHECK(
+      has(r.out, "missing    2067 values (train refuses them unless the config sets data.missing"));
   CHECK(has(r.out, "pm2.5      numeric  value  2067 (4.717%)  0         994"));
   CHECK(has(r.out, "cbwd       text     -      0              e.g. 'NW' (line 2)"));
   CHECK(has(r.out, "No         numeric  -"));

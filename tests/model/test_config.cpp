@@ -112,7 +112,11 @@ TEST_CASE("config: shipped configs have valid model sections") {
     const std::string path = std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name;
     const json j = load_json_file(path);
     REQUIRE(j.contains("model"));
-    CHECK_NOTHROW(parse_model_config(j["model"]));
+    json model = j["model"];
+    // "auto" sizes are the run config's to resolve from the data (train/auto_sizes.hpp).
+    for (const char* size : {"context_length", "horizon", "patch_len", "linear_lookback"})
+      if (model.contains(size) && model[size] == "auto") model.erase(size);
+    CHECK_NOTHROW(parse_model_config(model));
   }
 }
 
@@ -156,13 +160,17 @@ TEST_CASE("config: configs/schema.json agrees with the parser (keys, defaults, r
       CHECK(!error_of(j).empty());
       continue;
     }
-    const bool integer = spec["type"] == "integer";
-    const double hi = spec["maximum"].get<double>();
+    // A size that may also be "auto" (resolved by the run config, train/auto_sizes.hpp):
+    // the model parser reads its numeric branch.
+    const json& num = spec.contains("anyOf") ? spec["anyOf"][0] : spec;
+    if (spec.contains("anyOf")) CHECK(spec["anyOf"][1] == json{{"const", "auto"}});
+    const bool integer = num.value("type", "") == "integer";
+    const double hi = num["maximum"].get<double>();
     json above = base;
     above[name] = integer ? json(static_cast<int64_t>(hi) + 1) : json(hi * 1.5 + 0.1);
     CHECK(contains(error_of(above), "out of range"));
-    if (spec.contains("minimum")) {
-      const double lo = spec["minimum"].get<double>();
+    if (num.contains("minimum")) {
+      const double lo = num["minimum"].get<double>();
       json below = base;
       below[name] = integer ? json(static_cast<int64_t>(lo) - 1) : json(lo - 0.5);
       CHECK(contains(error_of(below), "out of range"));

@@ -43,6 +43,9 @@ struct CsvOptions {
   // columns (text columns are skipped). A named column holding text is an error.
   std::vector<std::string> value_columns;
   MissingPolicy missing = MissingPolicy::kError;
+  // Where the reader's caller sets `missing`, named by the error a missing cell gives
+  // under kError ("data.missing in the config" for a run, "--missing" for inspect).
+  std::string missing_setting = "a missing-value policy";
   // true: any gap or off-grid step is an InputError listing the first ones.
   bool regular = false;
   // "" = infer from the timestamps; else a Frequency::parse name ("1h", "B", "1mo").

@@ -15,6 +15,7 @@
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/model/config.hpp"
+#include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/schedule.hpp"
 
 namespace attnfc::train {
@@ -97,6 +98,7 @@ struct RunConfig {
   model::ModelConfig model;
   TrainConfig train;
   bool model_channels_given = false;  // "model.channels" was in the file
+  AutoSizes auto_sizes;               // model sizes given as "auto" (auto_sizes.hpp)
   nlohmann::json raw;                 // the JSON it was read from (after overrides)
 };
 
@@ -106,6 +108,9 @@ struct RunConfig {
 void apply_overrides(nlohmann::json& root, const std::vector<std::string>& sets);
 
 RunConfig parse_run_config(const nlohmann::json& root);
+// The least-squares start needs model.target "delta" when the shortcut is on (InputError
+// naming train.linear_init); run again once "auto" sizes are chosen.
+void check_linear_init(const RunConfig& config);
 // Every key with its resolved value (what `attnfc train` writes as config.json).
 nlohmann::json to_json(const RunConfig& config);
 
@@ -113,6 +118,10 @@ nlohmann::json to_json(const RunConfig& config);
 // out; InputError naming model.channels when a given value disagrees with the data.
 void resolve_model_channels(RunConfig& config, size_t data_channels);
 
+// The split the data section asks for of one series of a panel (`seg`), in the series' own
+// row numbers (0 = its first row), unchecked for windows.
+data::Split segment_split(const DataConfig& d, const data::TimeSeries& series,
+                          const data::SeriesSegment& seg, size_t context, size_t horizon);
 // Builds the split the data section asks for, of a series that is not a panel (InputError
 // for a panel of several series). horizon: for "last_horizon".
 data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context,
