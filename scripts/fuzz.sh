@@ -33,7 +33,9 @@ fi
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined -Iinclude
        -DATTNFC_VERSION='"fuzz"')
 base_srcs=(src/base/error.cpp src/base/json_parse.cpp src/base/json_config.cpp
-           src/base/input_file.cpp src/base/safetensors.cpp src/base/atomic_file.cpp)
+           src/base/input_file.cpp src/base/gzip_input.cpp src/base/safetensors.cpp
+           src/base/atomic_file.cpp)
+libs=(-lz)  # zlib (gzip_input.cpp), from zlib1g-dev
 model_srcs=(src/model/model_config.cpp src/model/checkpoint_read.cpp)
 
 # Every source is compiled once, in parallel, with the fuzzer's coverage instrumentation
@@ -54,7 +56,7 @@ build() {  # build <target> <sources...>
   echo "fuzz.sh: building $out/fuzz_$name with $cxx"
   compile "$@"
   # shellcheck disable=SC2046
-  "$cxx" -fsanitize=fuzzer,address,undefined $(objects "$@") -o "$out/fuzz_$name"
+  "$cxx" -fsanitize=fuzzer,address,undefined $(objects "$@") "${libs[@]}" -o "$out/fuzz_$name"
 }
 
 seed_csv() {
@@ -72,7 +74,7 @@ seed_csv() {
 seed_checkpoint() {
   local dir=$1
   "$cxx" -std=c++20 -O1 -Iinclude -DATTNFC_VERSION='"fuzz"' fuzz/make_checkpoint_seeds.cpp \
-    "${base_srcs[@]}" "${model_srcs[@]}" -o "$out/make_checkpoint_seeds"
+    "${base_srcs[@]}" "${model_srcs[@]}" "${libs[@]}" -o "$out/make_checkpoint_seeds"
   "$out/make_checkpoint_seeds" "$dir"
   # A fresh clone has no runs/ folder: nothing to add then.
   [ -d runs ] || return 0

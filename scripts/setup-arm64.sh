@@ -14,11 +14,12 @@
 #                 Multi-Arch: same, so they sit next to the amd64 ones (versions must match).
 #                 They pull in libc6:arm64 and libstdc++6:arm64, so the test programs run on
 #                 that multiarch arm64 runtime (see cmake/aarch64-linux-gnu.cmake for why not
-#                 on /usr/aarch64-linux-gnu), which needs libgomp1:arm64 too.
+#                 on /usr/aarch64-linux-gnu), which needs libgomp1:arm64 too; zlib1g-dev:arm64
+#                 (libz, for gzip-compressed CSVs) is Multi-Arch: same as well.
 set -euo pipefail
 
 host_packages=(g++-aarch64-linux-gnu cmake make clang-format libcli11-dev nlohmann-json3-dev doctest-dev)
-arm64_packages=(libspdlog-dev:arm64 libfmt-dev:arm64 libgomp1:arm64)
+arm64_packages=(libspdlog-dev:arm64 libfmt-dev:arm64 zlib1g-dev:arm64 libgomp1:arm64)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -24,29 +25,61 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+// Standard input is one stream: a second "-" in one command would read nothing.
+std::atomic<bool> g_stdin_taken{false};
+
+// A descriptor of its own for the path ("-": a duplicate of fd 0, so closing it leaves
+// standard input alone, and without O_NONBLOCK, whose file description the shell shares:
+// reads of a pipe poll first either way).
+int open_input(const std::string& path, const std::string& name, const std::string& what) {
+  if (path == kStdinPath) {
+    if (g_stdin_taken.exchange(true))
+      throw InputError(name + ": standard input was read already for another input; expected " +
+                       "\"-\" for one input only");
+    if (::isatty(STDIN_FILENO))
+      throw InputError(name + ": standard input is a terminal; expected the " + what +
+                       " from a pipe or a redirection (cat data.csv | attnfc ..., or < data.csv)");
+    const int fd = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      const int err = errno;
+      throw InputError(name + ": cannot read " + what + " (" + std::strerror(err) + ")");
+    }
+    return fd;
+  }
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; reads below poll instead.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError(name + ": cannot open " + what + " (" + std::strerror(err) + ")");
+  }
+  return fd;
+}
+
 }  // namespace
 
+std::string input_name(const std::string& path) {
+  return path == kStdinPath ? "<stdin>" : path;
+}
+
 InputFile::InputFile(const std::string& path, std::string what, int timeout_ms)
-    : path_(path), what_(std::move(what)), timeout_ms_(timeout_ms) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; reads below poll instead.
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd_ < 0) {
-    const int err = errno;
-    throw InputError(path + ": cannot open " + what_ + " (" + std::strerror(err) + ")");
-  }
+    : path_(input_name(path)), what_(std::move(what)), timeout_ms_(timeout_ms) {
+  fd_ = open_input(path, path_, what_);
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw InputError(path + ": cannot stat " + what_ + " (" + std::strerror(err) + ")");
+    throw InputError(path_ + ": cannot stat " + what_ + " (" + std::strerror(err) + ")");
   }
   if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
     ::close(fd_);
-    throw InputError(path + ": the " + what_ + " is " + kind_of(st.st_mode) +
+    throw InputError(path_ + ": the " + what_ + " is " + kind_of(st.st_mode) +
                      ", expected a regular file or a pipe");
   }
   regular_ = S_ISREG(st.st_mode);
   size_ = regular_ ? static_cast<uint64_t>(st.st_size) : 0;
+  // Standard input redirected from a file may start past its first byte.
+  const off_t at = regular_ ? ::lseek(fd_, 0, SEEK_CUR) : 0;
+  if (at > 0) size_ -= std::min(size_, static_cast<uint64_t>(at));
 }
 
 InputFile::~InputFile() {

@@ -241,7 +241,7 @@ uint64_t max_csv_bytes() {
 
 CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  if (path != kStdinPath && ::stat(path.c_str(), &st) != 0) {
     throw InputError(locate(
         path, 0, 0,
         std::string("cannot open: ") + std::strerror(errno) + "; expected a readable CSV file"));
@@ -250,9 +250,10 @@ CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
     throw InputError(locate(path, 0, 0, "is a directory; expected a CSV file"));
   }
   // Checked before a byte is read (a regular file by its size; a pipe while it streams,
-  // with an idle timeout; devices refused): a CSV must fit in memory with room to parse.
-  std::string bytes = read_input_file(path, max_csv_bytes(), "CSV file");
-  return parse(std::move(bytes), path, delimiter);
+  // with an idle timeout; devices refused): a CSV must fit in memory with room to parse,
+  // decompressed when it is gzip. "-" is standard input, named <stdin>.
+  std::string bytes = read_input_data(path, max_csv_bytes(), "CSV file");
+  return parse(std::move(bytes), input_name(path), delimiter);
 }
 
 std::optional<size_t> CsvTable::find_column(std::string_view name) const {

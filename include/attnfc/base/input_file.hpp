@@ -3,7 +3,8 @@
 // before the bytes are read: a regular file by fstat, a pipe or FIFO while it streams
 // (with a cap and an idle timeout, so a FIFO without a writer cannot hang a run).
 // Directories, character and block devices (/dev/zero, /dev/urandom, a terminal) and
-// sockets are refused with one InputError line naming the file.
+// sockets are refused with one InputError line naming the file. The path "-" is standard
+// input (named <stdin> in messages; read once per process).
 #include <cstdint>
 #include <string>
 
@@ -11,6 +12,10 @@ namespace attnfc {
 
 // How long a pipe or FIFO may stay silent before the read gives up.
 inline constexpr int kDefaultReadTimeoutMs = 30'000;
+
+// The path that means standard input, and how messages name a path ("<stdin>" for "-").
+inline constexpr const char* kStdinPath = "-";
+std::string input_name(const std::string& path);
 
 class InputFile {
  public:
@@ -22,6 +27,8 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
 
   bool regular() const { return regular_; }
+  // The path as messages name it (input_name).
+  const std::string& name() const { return path_; }
   // fstat size of a regular file (0 for a pipe).
   uint64_t size() const { return size_; }
   // Appends up to n bytes to out; fewer only at end of file. Returns the bytes read.
@@ -43,6 +50,14 @@ class InputFile {
 // The whole file, at most max_bytes (else an InputError naming the file, its size and
 // the limit). Regular files are checked by fstat before any byte is read.
 std::string read_input_file(const std::string& path, uint64_t max_bytes, const std::string& what,
+                            int timeout_ms = kDefaultReadTimeoutMs);
+
+// A data file (CSVs): read_input_file, and a gzip stream (the magic bytes 1f 8b, whatever
+// the name) is decompressed with zlib, its members one after another as gzip -d does.
+// max_bytes bounds the compressed and the decompressed bytes (a gzip bomb is an InputError
+// naming the limit); a corrupt or truncated stream is one InputError line with zlib's word.
+// src/base/gzip_input.cpp.
+std::string read_input_data(const std::string& path, uint64_t max_bytes, const std::string& what,
                             int timeout_ms = kDefaultReadTimeoutMs);
 
 }  // namespace attnfc
