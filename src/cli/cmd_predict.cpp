@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/data/panel.hpp"
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/known_setup.hpp"
@@ -262,27 +263,32 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
 }
 
 // One input's forecast: its history checked (warnings, or --strict), its last L rows
-// forecast H steps ahead and formatted.
+// forecast H steps ahead and formatted. Messages name standard input ("-") <stdin>.
 InputForecast forecast_input(const train::LoadedModel& lm, const std::string& input,
-                             const PredictOptions& a) {
+                             const PredictOptions& a, const train::FutureRows& future_file) {
+  const std::string name = input_name(input);
   Futures futures;
   data::TimeSeries tail;
   data::TimeSeries series = lm.read_history(input, &tail);
   futures.tail = train::FutureRows(std::move(tail));
-  if (!a.future.empty()) futures.file = train::FutureRows(lm.read_future(a.future));
-  if (!series.id_column.empty()) return forecast_panel(lm, series, input, a, futures);
+  futures.file = future_file;
+  if (!series.id_column.empty()) {
+    InputForecast out = forecast_panel(lm, series, name, a, futures);
+    out.input = input;
+    return out;
+  }
   if (!a.ids.empty())
     throw InputError("--id: " + a.model +
                      " was trained on a wide file (no data.id_column); expected no --id");
-  report_history(check_history(lm, series), input, a.strict);
+  report_history(check_history(lm, series), name, a.strict);
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
-  ensure_frequency(series, lm, input);
-  const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, input, H);
+  ensure_frequency(series, lm, name);
+  const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, name, H);
   const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
-  check_finite(forecast, series, H, input, a.model);
+  check_finite(forecast, series, H, name, a.model);
   const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
   InputForecast out = empty_forecast(series, input, cols);
-  append_rows(out, series, forecast, input, "", cols);
+  append_rows(out, series, forecast, name, "", cols);
   return out;
 }
 
@@ -291,9 +297,13 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
 int run_predict(const PredictOptions& a) {
   const PredictOutputs plan = plan_outputs(a);
   const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  // --future is read once (it may be standard input), for every input.
+  const train::FutureRows future_file =
+      a.future.empty() ? train::FutureRows() : train::FutureRows(lm.read_future(a.future));
   // Every input is forecast before anything is written: an error leaves no output.
   std::vector<InputForecast> forecasts;
-  for (const std::string& input : a.inputs) forecasts.push_back(forecast_input(lm, input, a));
+  for (const std::string& input : a.inputs)
+    forecasts.push_back(forecast_input(lm, input, a, future_file));
   write_forecasts(plan, forecasts);
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/trainer.hpp"
@@ -104,6 +105,16 @@ train::ProgressOptions progress_options(const TrainOptions& a) {
   return p;
 }
 
+// A run reads its data again when resumed, and evaluate and plot find it in config.json:
+// a stream would be gone by then.
+void refuse_stdin_data(const train::RunConfig& cfg) {
+  if (cfg.data.csv.path == kStdinPath)
+    throw InputError(
+        "data.path: found \"-\" (standard input), expected a file: a run reads its data again "
+        "on --resume and config.json keeps the path; save the stream to a file first (a "
+        ".csv.gz file is read as it is)");
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& a) {
@@ -126,6 +137,7 @@ int run_train(const TrainOptions& a) {
   check_set_values(a.sets);
   train::apply_overrides(root, a.sets);
   const train::RunConfig cfg = train::parse_run_config(root);
+  refuse_stdin_data(cfg);
 
   train::TrainOptions opt;
   opt.out_dir = out;

@@ -74,7 +74,8 @@ void register_inspect(CLI::App& app) {
       "inspect",
       "Show what attnfc makes of a CSV file: columns and types, time range, frequency, "
       "gaps, missing values, statistics and a sparkline per column");
-  sub->add_option("file", o->path, "CSV file")->required();
+  sub->add_option("file", o->path, "CSV file (gzip-compressed too; - reads standard input)")
+      ->required();
   sub->add_option("--time-column", o->time_column,
                   "time column, or composite columns such as year,month,day,hour "
                   "(default: found from the header)");
@@ -140,6 +141,9 @@ void register_predict(CLI::App& app) {
       "                 --output forecast.csv\n"
       "  attnfc predict --model runs/demo/model.safetensors -i shop_a.csv -i shop_b.csv \\\n"
       "                 --output forecasts/      # forecasts/shop_a.csv, forecasts/shop_b.csv\n"
+      "  zcat new.csv.gz | attnfc predict --model runs/demo/model.safetensors -i -\n"
+      "Every CSV may be gzip-compressed (told by its first bytes, e.g. new.csv.gz); -i - reads\n"
+      "the input from standard input (<stdin> in messages, {name} stdin).\n"
       "The CSV needs the columns the model was trained on (extra columns are ignored).\n"
       "A model with data.future_covariates reads them at the forecast steps: from the input's\n"
       "rows after the history (every target empty) or from --future FILE.\n"
@@ -154,7 +158,8 @@ void register_predict(CLI::App& app) {
       "--strict makes them errors (exit 2, nothing written).");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
   sub->add_option("--input,-i", a->inputs,
-                  "CSV with the history to forecast from (repeatable: -i a.csv -i b.csv)")
+                  "CSV with the history to forecast from (repeatable: -i a.csv -i b.csv; "
+                  "- for standard input)")
       ->required();
   sub->add_option("--horizon", a->horizon, "Steps to forecast (default: the model's horizon)")
       ->check(CLI::Range(1, 1 << 20));
@@ -187,7 +192,8 @@ void register_evaluate(CLI::App& app) {
       "The split follows the training config's rule applied to this file; baselines are fit on\n"
       "its training rows.");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV to evaluate on")->required();
+  sub->add_option("--input,-i", a->input, "CSV to evaluate on (.csv.gz too; - for standard input)")
+      ->required();
   sub->add_option("--split", a->split, "test, val or all")
       ->check(CLI::IsMember({"test", "val", "all"}))
       ->capture_default_str();
@@ -210,7 +216,9 @@ void register_plot(CLI::App& app) {
       "              --split val --window 0 --output val0.html\n"
       "The page is self-contained (inline SVG): open it in any browser, attach it anywhere.");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
-  sub->add_option("--input,-i", a->input, "CSV the model forecasts")->required();
+  sub->add_option("--input,-i", a->input,
+                  "CSV the model forecasts (.csv.gz too; - for standard input)")
+      ->required();
   sub->add_option("--split", a->split, "test or val")
       ->check(CLI::IsMember({"test", "val"}))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 
 namespace attnfc::cli {
 
@@ -61,6 +62,7 @@ void refuse_output_over_inputs(const std::string& output_flag, const std::string
   namespace fs = std::filesystem;
   if (output.empty() || output == "-") return;
   for (const auto& [flag, path] : inputs) {
+    if (path == kStdinPath) continue;  // standard input is read whole before any output
     std::error_code ec;
     bool same = fs::exists(output, ec) && fs::equivalent(output, path, ec);
     if (!same) {

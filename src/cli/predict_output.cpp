@@ -9,6 +9,7 @@
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "output.hpp"
 
 namespace attnfc::cli {
@@ -89,7 +90,9 @@ std::string summary(const InputForecast& f) {
 }  // namespace
 
 std::string series_name(const std::string& input) {
-  return fs::path(input).stem().string();
+  if (input == kStdinPath) return "stdin";
+  const fs::path path(input);  // shop_a.csv.gz is shop_a too
+  return (path.extension() == ".gz" ? path.stem().stem() : path.stem()).string();
 }
 
 PredictOutputs plan_outputs(const PredictOptions& a) {

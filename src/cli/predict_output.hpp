@@ -2,7 +2,8 @@
 // Where `attnfc predict` writes the forecasts of its inputs (the rule --help and README
 // state):
 //   --output containing {name}   one file per input; {name} is the input's file name
-//                                without its extension (data/shop_a.csv -> shop_a)
+//                                without its extension (data/shop_a.csv -> shop_a,
+//                                shop_a.csv.gz -> shop_a, - -> stdin)
 //   --output DIR/ (a trailing /  the same as DIR/{name}.csv; DIR is created if needed
 //     or an existing folder)
 //   otherwise, one input         that input's forecast CSV, to --output or standard output
@@ -34,7 +35,8 @@ struct PredictOutputs {
   bool long_format = false;        // several inputs in one CSV
 };
 
-// The input's {name}: its file name without the last extension.
+// The input's {name}: its file name without the last extension (and without .csv before a
+// .gz); "stdin" for standard input ("-").
 std::string series_name(const std::string& input);
 
 // Plans the outputs of `a` and refuses, as InputError, an output that is one of the inputs
