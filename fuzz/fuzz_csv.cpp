@@ -32,8 +32,10 @@ void exercise(const TimeSeries& s) {
   for (int64_t t : s.timestamps) {
     // Printing and re-parsing a timestamp gives it back.
     const std::string text = format_timestamp(t, s.time_style);
-    if (s.time_style.format == TimeFormat::kDateTimeSeconds ||
-        s.time_style.format == TimeFormat::kUnixSeconds) {
+    if (!s.time_style.pattern.empty()) {
+      check(parse_timestamp_as(text, s.time_style.pattern) == t);
+    } else if (s.time_style.format == TimeFormat::kDateTimeSeconds ||
+               s.time_style.format == TimeFormat::kUnixSeconds) {
       check(parse_timestamp(text) == t);
     }
   }
@@ -54,9 +56,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     const CsvTable table = CsvTable::parse(std::move(bytes), "fuzz.csv", delim);
-    (void)summarize_columns(table);
+    (void)summarize_columns(table, NumberFormat{delim == ';' ? ',' : '.', 0});
     CsvOptions opt;
     opt.delimiter = delim;
+    // The formatted number path: decimal commas in ';' files, thousands commas in '|' ones.
+    if (delim == ';') opt.number.decimal = ',';
+    if (delim == '|') opt.number.thousands = ',';
     opt.missing = static_cast<MissingPolicy>((knobs >> 2) & 3);
     opt.regular = (knobs & 16) != 0;
     if (knobs & 32) opt.frequency = (knobs & 64) ? "B" : "1mo";

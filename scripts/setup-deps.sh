@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # jq and parallel drive scripts/sweep (its test runs in make test).
-packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev zlib1g-dev jq parallel)
+packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev zlib1g-dev libhowardhinnant-date-dev jq parallel)
 # Optional groups, by name: `scripts/setup-deps.sh fuzz` also installs clang and its
 # libFuzzer/sanitizer runtimes (make fuzz).
 for group in "$@"; do
@@ -24,7 +24,7 @@ done
 echo "setup-deps: missing Debian packages: ${missing[*]}" >&2
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "setup-deps: apt-get is not available here. Install the equivalents of: ${missing[*]}" >&2
-  echo "            (CLI11, nlohmann/json, spdlog, doctest, zlib, CMake >= 3.25, g++ with OpenMP)" >&2
+  echo "            (CLI11, nlohmann/json, spdlog, doctest, zlib, Howard Hinnant's date, CMake >= 3.25, g++ with OpenMP)" >&2
   exit 1
 fi
 if [ "$(id -u)" -ne 0 ]; then

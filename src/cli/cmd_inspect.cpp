@@ -226,6 +226,10 @@ int run_inspect(const InspectOptions& o) {
   opt.value_columns = o.columns;
   opt.frequency = o.frequency;
   opt.id_column = o.id_column;
+  opt.number =
+      parse_number_format(o.decimal, o.thousands, opt.delimiter, "--decimal", "--thousands");
+  opt.date_format = o.date_format;
+  opt.date_format_setting = "--date-format";
   const MissingPolicy policy = parse_missing_policy(o.missing);
   // Inspect reports missing values instead of refusing them; the note below
   // says what the chosen policy will do in train/predict.
@@ -234,7 +238,7 @@ int run_inspect(const InspectOptions& o) {
   choose_time_columns(o, table, opt);
   const TimeSeries s = load_series(table, opt);
   print_overview(o, table, s, policy);
-  print_columns(o, table, s, summarize_columns(table));
+  print_columns(o, table, s, summarize_columns(table, opt.number));
   return 0;
 }
 

@@ -56,8 +56,11 @@ struct InspectOptions {
   std::string delimiter = ",";
   std::string missing = "error";
   std::string frequency;
-  std::string id_column;  // a long file's series id column ("" = a wide file)
-  int width = 48;         // sparkline characters
+  std::string id_column;      // a long file's series id column ("" = a wide file)
+  std::string decimal = ".";  // data.decimal, data.thousands, data.date_format
+  std::string thousands;
+  std::string date_format;
+  int width = 48;  // sparkline characters
 };
 int run_inspect(const InspectOptions& o);
 

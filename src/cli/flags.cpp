@@ -89,6 +89,12 @@ void register_inspect(CLI::App& app) {
                   "frequency such as 1h, 1d, B, 1mo (default: inferred)");
   sub->add_option("--id-column", o->id_column,
                   "a long file's series id column: rows grouped into one series per id");
+  sub->add_option("--decimal", o->decimal, "decimal mark of the values: . or , (default .)");
+  sub->add_option("--thousands", o->thousands,
+                  "thousands separator in the values: , . ' or a space (default none)");
+  sub->add_option("--date-format", o->date_format,
+                  "strftime-style time format such as %d/%m/%Y or %Y-%m-%dT%H:%M:%S%z "
+                  "(default: ISO, or a/b/yyyy with the order told from the cells)");
   sub->add_option("--width", o->width, "sparkline width in characters (default 48)")
       ->check(CLI::Range(1, 1000));
   on_selected(sub, [o] { return run_inspect(*o); });

@@ -107,7 +107,7 @@ bool parse_number(std::string_view cell, double& out) {
   return r.ec == std::errc() && r.ptr == end && std::isfinite(out);
 }
 
-std::vector<ColumnSummary> summarize_columns(const CsvTable& table) {
+std::vector<ColumnSummary> summarize_columns(const CsvTable& table, const NumberFormat& format) {
   std::vector<ColumnSummary> out(table.num_columns());
   for (size_t c = 0; c < table.num_columns(); ++c) {
     ColumnSummary& s = out[c];
@@ -122,7 +122,7 @@ std::vector<ColumnSummary> summarize_columns(const CsvTable& table) {
       }
       ++present;
       double v;
-      if (parse_number(cell, v)) continue;
+      if (parse_number(cell, format, v) == NumberParse::kNumber) continue;
       if (s.non_numeric++ == 0) {
         s.first_text = quote_token(cell);
         s.first_text_row = r;

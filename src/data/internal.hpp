@@ -62,7 +62,15 @@ inline std::string join(const std::vector<std::string>& names, size_t limit = 30
 // `id_col` (a panel's id column) is never taken for the time by the first-column rule.
 std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt,
                                          size_t id_col = std::numeric_limits<size_t>::max());
-void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s);
+void read_single_time_column(const CsvTable& table, size_t col, const CsvOptions& opt,
+                             TimeSeries& s);
+// The format the time column is read with (date_format.cpp): opt.date_format, else
+// "%d/%m/%Y"-like for a/b/yyyy or a.b.yyyy cells (day or month first, from the cells;
+// an InputError when both orders occur or the order cannot be told), else "" (ISO etc.).
+std::string time_column_format(const CsvTable& table, size_t col, const CsvOptions& opt);
+// Whether a cell reads as a time under opt (its date_format, else ISO or a/b/yyyy);
+// Unix seconds count only with allow_unix.
+bool cell_is_time(std::string_view cell, const CsvOptions& opt, bool allow_unix);
 void read_composite_time(const CsvTable& table, const std::vector<size_t>& cols, TimeSeries& s);
 void check_increasing(const CsvTable& table, size_t time_col, const TimeSeries& s);
 

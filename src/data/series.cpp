@@ -117,7 +117,7 @@ std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt,
   if (time_cols.size() == 1 && lower(table.header()[time_cols[0]]) == "year") {
     read_composite_time(table, time_cols, s);  // a lone "year" column holds years, not seconds
   } else if (time_cols.size() == 1) {
-    read_single_time_column(table, time_cols[0], s);
+    read_single_time_column(table, time_cols[0], opt, s);
   } else {
     read_composite_time(table, time_cols, s);
   }
@@ -131,16 +131,23 @@ std::vector<size_t> read_time_axis(const CsvTable& table, const CsvOptions& opt,
 }
 
 // Parses every candidate value column row by row (the table is row-major); a column of
-// text is dropped when the columns were not chosen explicitly.
-void parse_value_cells(const CsvTable& table, bool explicit_columns,
-                       std::vector<ColumnState>& cols) {
+// text is dropped when the columns were not chosen explicitly. `parse` is the default
+// format's fast parse_number or, for data.decimal / data.thousands, the formatted one.
+template <class Parse>
+void parse_value_cells(const CsvTable& table, bool explicit_columns, const NumberFormat& format,
+                       std::vector<ColumnState>& cols, Parse parse) {
   const size_t n = table.num_rows();
   for (size_t r = 0; r < n; ++r) {
     for (ColumnState& st : cols) {
       if (st.dropped) continue;
       const std::string_view cell = table.cell(r, st.col);
       double x;
-      if (parse_number(cell, x)) {
+      const NumberParse got = parse(cell, x);
+      if (got == NumberParse::kBadGrouping) {
+        throw InputError(table.locate_cell(
+            r, st.col, "found '" + quote_token(cell) + "', " + grouping_expectation(format)));
+      }
+      if (got == NumberParse::kNumber) {
         const float f = static_cast<float>(x);
         if (!std::isfinite(f)) {
           throw InputError(
@@ -168,7 +175,9 @@ void parse_value_cells(const CsvTable& table, bool explicit_columns,
                 "', expected a numeric column (a text column cannot be a value column)"));
       }
       throw InputError(
-          table.locate_cell(r, st.col, "found '" + quote_token(cell) + "', expected a number"));
+          table.locate_cell(r, st.col,
+                            "found '" + quote_token(cell) + "', expected a number" +
+                                (format.decimal == ',' ? " with the decimal mark ','" : "")));
     }
   }
 }
@@ -342,7 +351,16 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
     st.observed.resize(n);
     cols.push_back(std::move(st));
   }
-  parse_value_cells(table, explicit_columns, cols);
+  if (opt.number.is_default()) {
+    parse_value_cells(
+        table, explicit_columns, opt.number, cols, [](std::string_view cell, double& x) {
+          return parse_number(cell, x) ? NumberParse::kNumber : NumberParse::kNotNumber;
+        });
+  } else {
+    parse_value_cells(
+        table, explicit_columns, opt.number, cols,
+        [&](std::string_view cell, double& x) { return parse_number(cell, opt.number, x); });
+  }
   select_value_columns(table, opt, time_cols, id_col, explicit_columns, cols);
   handle_missing(table, opt, s, cols);
   assemble_values(table, cols, s);

@@ -30,6 +30,33 @@ int precision_rank(TimeFormat f) {
   }
   return 0;
 }
+// A header names a time column `want` (ASCII any case; the Cyrillic "дата" also as
+// "Дата" and "ДАТА").
+bool time_name_is(std::string_view header, std::string_view want) {
+  const std::string name = lower(detail::trim_blanks(header));
+  if (name == want) return true;
+  return want == "дата" && (name == "Дата" || name == "ДАТА");
+}
+
+// Reads the time column with a strftime-style format (given, or found for a/b/yyyy dates).
+void read_formatted_time(const CsvTable& table, size_t col, const std::string& format,
+                         const CsvOptions& opt, TimeSeries& s) {
+  for (size_t r = 0; r < table.num_rows(); ++r) {
+    const std::optional<int64_t> t = parse_timestamp_as(table.cell(r, col), format);
+    if (!t) {
+      throw InputError(table.locate_cell(
+          r, col,
+          "found '" + quote_token(table.cell(r, col)) + "', expected a time in the format \"" +
+              format + "\" (" +
+              (opt.date_format.empty() ? "read from the column's dates; set " : "") +
+              opt.date_format_setting + ")"));
+    }
+    s.timestamps[r] = *t;
+  }
+  s.time_style.format = TimeFormat::kDateTimeSeconds;
+  s.time_style.pattern = format;
+}
+
 }  // namespace
 
 std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions& opt,
@@ -64,13 +91,28 @@ std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions
     parts.push_back(found);
   }
   if (parts.size() >= 2) return parts;
-  static const char* kNames[] = {"date", "datetime", "time", "timestamp", "month", "ds"};
+  // Common names in several languages, in this order; "data" (Portuguese, Italian) also
+  // means data, so it counts only when its first cell reads as a time.
+  static const char* kNames[] = {
+      "date",        "datetime", "time", "timestamp",  "month", "ds",   "datum", "zeit",
+      "zeitstempel", "fecha",    "hora", "date_heure", "tijd",  "czas", "дата",  "data"};
   for (const char* want : kNames) {
     for (size_t c = 0; c < header.size(); ++c) {
-      if (lower(detail::trim_blanks(header[c])) == want) return {c};
+      if (!time_name_is(header[c], want)) continue;
+      if (std::string_view(want) != "data" || cell_is_time(table.cell(0, c), opt, false))
+        return {c};
     }
   }
-  // A panel's integer ids in the first column would read as Unix seconds: try the next one.
+  // Else the first column whose first cells read as dates, else the first column if its
+  // first cell is Unix seconds (a panel's integer ids in the first column would read as
+  // Unix seconds: then the next one).
+  for (size_t c = 0; c < header.size(); ++c) {
+    bool all = c != id_col;
+    for (size_t r = 0; r < table.num_rows() && r < 3 && all; ++r) {
+      all = cell_is_time(table.cell(r, c), opt, false);
+    }
+    if (all) return {c};
+  }
   const size_t first = id_col == 0 && header.size() > 1 ? 1 : 0;
   if (first != id_col && parse_timestamp(table.cell(0, first))) return {first};
   throw InputError(locate(table.source(), 1, 0,
@@ -81,9 +123,12 @@ std::vector<size_t> resolve_time_columns(const CsvTable& table, const CsvOptions
 
 // Ranks calendar formats so a column mixing "2016-07-01" and
 // "2016-07-01 13:00" is printed with the finer one.
-void read_single_time_column(const CsvTable& table, size_t col, TimeSeries& s) {
+void read_single_time_column(const CsvTable& table, size_t col, const CsvOptions& opt,
+                             TimeSeries& s) {
   const size_t n = table.num_rows();
   s.timestamps.resize(n);
+  const std::string format = time_column_format(table, col, opt);
+  if (!format.empty()) return read_formatted_time(table, col, format, opt, s);
   TimeStyle style;
   bool have_style = false;
   for (size_t r = 0; r < n; ++r) {

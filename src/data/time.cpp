@@ -163,6 +163,7 @@ int64_t parse_timestamp_or_throw(std::string_view cell, const std::string& what)
 }
 
 std::string format_timestamp(int64_t t, const TimeStyle& style) {
+  if (!style.pattern.empty()) return format_timestamp_as(t, style.pattern);
   if (style.format == TimeFormat::kUnixSeconds) return std::to_string(t);
   const int64_t days = floor_div(t, kDay);
   const int64_t tod = t - days * kDay;

@@ -114,6 +114,10 @@ DataConfig parse_data(const nlohmann::json& section) {
   if (delim.size() != 1)
     throw InputError("data.delimiter: found \"" + delim + "\", expected one character");
   d.csv.delimiter = delim[0];
+  d.csv.number =
+      data::parse_number_format(s.get_string("decimal", "."), s.get_string("thousands", ""),
+                                d.csv.delimiter, "data.decimal", "data.thousands");
+  d.csv.date_format = s.get_string("date_format", "");
   d.csv.time_column = s.get_string("time_column", "");
   d.csv.time_columns = s.get_string_list("time_columns", {});
   d.csv.value_columns = s.get_string_list("columns", {});
@@ -256,6 +260,12 @@ nlohmann::json to_json(const RunConfig& r) {
   if (!d.calendar.empty()) data["calendar"] = d.calendar;
   if (!d.holidays.empty()) data["holidays"] = d.holidays;
   if (!d.static_columns.empty()) data["static"] = d.static_columns;
+  // Only when set: a run's config.json stays the same bytes as before these keys.
+  if (!d.csv.number.is_default()) {
+    data["decimal"] = std::string(1, d.csv.number.decimal);
+    data["thousands"] = d.csv.number.thousands ? std::string(1, d.csv.number.thousands) : "";
+  }
+  if (!d.csv.date_format.empty()) data["date_format"] = d.csv.date_format;
   // Only for a panel: a wide run's config.json stays the same bytes as before panels.
   if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")

@@ -19,6 +19,10 @@ TEST_CASE("schema: every data key the parser writes is in configs/schema.json") 
   const nlohmann::json config = {
       {"data",
        {{"path", "x.csv"},
+        {"delimiter", ";"},
+        {"decimal", ","},
+        {"thousands", "."},
+        {"date_format", "%d.%m.%Y"},
         {"id_column", "id"},
         {"targets", {"y"}},
         {"past_covariates", {"p"}},

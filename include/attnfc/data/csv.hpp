@@ -70,6 +70,28 @@ bool is_missing_token(std::string_view cell);
 // blanks allowed). Returns false for anything else, including inf and nan.
 bool parse_number(std::string_view cell, double& out);
 
+// How a file writes its numbers when not as 1234.5 (data.decimal, data.thousands). The
+// default takes the fast parse_number above; the others go through a separate path.
+struct NumberFormat {
+  char decimal = '.';  // '.' or ','
+  char thousands = 0;  // 0 (none), ',', '.', ' ' or '\''
+  bool is_default() const { return decimal == '.' && thousands == 0; }
+};
+// Reads the two settings' words ("." or ","; "" or one of , . space '), and checks the
+// separator differs from the decimal mark and the delimiter. An InputError names the key
+// (`decimal_key`, `thousands_key`: "data.decimal" in a config, "--decimal" for inspect).
+NumberFormat parse_number_format(std::string_view decimal, std::string_view thousands,
+                                 char delimiter, std::string_view decimal_key,
+                                 std::string_view thousands_key);
+enum class NumberParse { kNumber, kNotNumber, kBadGrouping };
+// parse_number for a file written in `format`: "96,54" with decimal ',', "1,234.5" or
+// "1.234,5" with a thousands separator, whose groups after the first must have exactly 3
+// digits (else kBadGrouping: the caller names the cell). Default format: parse_number.
+NumberParse parse_number(std::string_view cell, const NumberFormat& format, double& out);
+// Why a kBadGrouping cell is wrong: "expected groups of 3 digits after each thousands
+// separator ',' (like 1,234,567.5)".
+std::string grouping_expectation(const NumberFormat& format);
+
 enum class ColumnKind { kNumeric, kTime, kText, kEmpty };
 
 // What a column holds, as `attnfc inspect` reports it.
@@ -81,7 +103,8 @@ struct ColumnSummary {
   std::string first_text;     // first non-numeric, non-missing cell (for messages)
   size_t first_text_row = 0;  // its 0-based data row
 };
-std::vector<ColumnSummary> summarize_columns(const CsvTable& table);
+std::vector<ColumnSummary> summarize_columns(const CsvTable& table,
+                                             const NumberFormat& format = {});
 
 }  // namespace attnfc::data
 

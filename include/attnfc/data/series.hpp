@@ -32,9 +32,11 @@ struct CsvOptions {
   std::string path;
   char delimiter = ',';
   // One timestamp column by name. If both this and time_columns are empty, the
-  // time is found automatically: a column named date/datetime/time/timestamp/
-  // month/ds (any case), else composite year,month[,day[,hour[,minute]]]
-  // columns, else the first column if its first cell parses as a timestamp.
+  // time is found automatically: composite year,month[,day[,hour[,minute]]] columns,
+  // else a column named date/datetime/time/timestamp/month/ds or Datum, Zeit,
+  // Zeitstempel, fecha, hora, date_heure, tijd, czas, дата (any case; "data" only when
+  // its first cell parses as a time), else the first column whose first three cells are
+  // dates, else the first column if its first cell is Unix seconds.
   std::string time_column;
   // Composite time, in order year, month, day, hour, minute (a prefix of it,
   // e.g. {"year","month","day","hour"}). Integer cells.
@@ -46,6 +48,16 @@ struct CsvOptions {
   // Where the reader's caller sets `missing`, named by the error a missing cell gives
   // under kError ("data.missing in the config" for a run, "--missing" for inspect).
   std::string missing_setting = "a missing-value policy";
+  // Numbers written as 96,54 or 1.234,5 (data.decimal, data.thousands); the default is
+  // the fast path. A bad thousands grouping is an InputError naming the cell.
+  NumberFormat number;
+  // A strftime-style format for the single time column (data.date_format: "%d/%m/%Y",
+  // "%Y-%m-%dT%H:%M:%S%z", ...; offsets convert to UTC). "": ISO dates as parse_timestamp
+  // reads them, and a/b/yyyy or a.b.yyyy dates whose order is told from the cells (a
+  // field above 12 is the day; dotted dates are day-first; all fields <= 12 with slashes
+  // is an InputError asking for the format). Named in messages as `date_format_setting`.
+  std::string date_format;
+  std::string date_format_setting = "data.date_format";
   // true: any gap or off-grid step is an InputError listing the first ones.
   bool regular = false;
   // "" = infer from the timestamps; else a Frequency::parse name ("1h", "B", "1mo").

@@ -22,6 +22,9 @@ struct TimeStyle {
   TimeFormat format = TimeFormat::kDateTimeSeconds;
   char date_separator = '-';  // '-' or '/'
   char time_separator = ' ';  // ' ' or 'T' between date and time
+  // Set: times are printed with this strftime-style format (data.date_format, or the
+  // day-first / month-first format found for a/b/yyyy dates) instead of the above.
+  std::string pattern{};
 };
 
 // Parses one timestamp cell (surrounding blanks ignored): ISO date "YYYY-MM-DD",
@@ -33,6 +36,13 @@ std::optional<int64_t> parse_timestamp(std::string_view cell, TimeStyle* style =
 
 // Same, but throws InputError "<what>: found '<cell>', expected a date like 2016-07-01 ...".
 int64_t parse_timestamp_or_throw(std::string_view cell, const std::string& what);
+
+// Parses one cell (surrounding blanks ignored) with a strftime-style format read by
+// Howard Hinnant's date::parse (%d %m %Y %y %H %M %S %b %z ...). The whole cell must
+// match and give a valid date; a %z offset converts the time to UTC. nullopt otherwise.
+std::optional<int64_t> parse_timestamp_as(std::string_view cell, const std::string& format);
+// Prints `t` (UTC) with a strftime-style format (date::format).
+std::string format_timestamp_as(int64_t t, const std::string& format);
 
 // Prints `t` in the given style (the inverse of parse_timestamp for that style).
 std::string format_timestamp(int64_t t, const TimeStyle& style);
