@@ -103,7 +103,8 @@ for t in $targets; do
       build checkpoint fuzz/fuzz_checkpoint.cpp "${base_srcs[@]}" "${model_srcs[@]}"
       seed_checkpoint "$out/corpus-$t"; extra[$t]="-max_len=16384" ;;
     config)
-      build config fuzz/fuzz_config.cpp src/train/run_config.cpp src/data/*.cpp \
+      build config fuzz/fuzz_config.cpp src/train/run_config.cpp src/train/auto_sizes.cpp \
+        src/data/*.cpp \
         "${base_srcs[@]}" "${model_srcs[@]}"
       seed_config "$out/corpus-$t"; extra[$t]="-dict=fuzz/json.dict -max_len=8192" ;;
     *) echo "fuzz.sh: unknown target '$t' (expected csv, checkpoint or config)" >&2; exit 2 ;;

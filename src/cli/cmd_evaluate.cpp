@@ -51,6 +51,42 @@ std::string per_series_csv(const nlohmann::json& per_series) {
   return out;
 }
 
+// One line per part, model, unit and column (or horizon step, 1-based) of the breakdown
+// (Scorer::set_breakdown): "part,model,unit,<what>,mse,mae,windows".
+std::string breakdown_csv(const nlohmann::json& result, const std::vector<std::string>& parts,
+                          bool steps) {
+  std::string out =
+      std::string("part,model,unit,") + (steps ? "step" : "column") + ",mse,mae,windows\n";
+  for (const std::string& part : parts) {
+    const nlohmann::json& b = result.at(part).at("breakdown");
+    const auto& names = b.at("columns");
+    for (const auto& [model, units] : b.items()) {
+      if (model == "columns") continue;
+      for (const char* unit : {"scaled", "original"}) {
+        const nlohmann::json& t = units.at(unit).at(steps ? "steps" : "columns");
+        for (size_t i = 0; i < t.at("windows").size(); ++i) {
+          if (t.at("windows")[i].get<int64_t>() == 0) continue;  // a covariate: not scored
+          const std::string what =
+              steps ? std::to_string(i + 1) : csv_cell(names.at(i).get<std::string>());
+          out += part + "," + csv_cell(model) + "," + unit + "," + what + "," +
+                 t.at("mse")[i].dump() + "," + t.at("mae")[i].dump() + "," +
+                 t.at("windows")[i].dump() + "\n";
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Writes <stem><suffix> beside the JSON and says so.
+void write_beside(const std::string& json_path, const std::string& suffix, const std::string& text,
+                  const char* what) {
+  const std::filesystem::path p(json_path);
+  const std::string path = (p.parent_path() / (p.stem().string() + suffix)).string();
+  write_file_atomic(path, text);
+  std::printf("%s -> %s\n", what, path.c_str());
+}
+
 }  // namespace
 
 int run_evaluate(const EvaluateOptions& a) {
@@ -76,7 +112,8 @@ int run_evaluate(const EvaluateOptions& a) {
   else
     parts = {a.split};
   std::string table;
-  const train::Scorer scorer(series, scalers, split, lm.context(), lm.horizon(), a.batch, parts);
+  train::Scorer scorer(series, scalers, split, lm.context(), lm.horizon(), a.batch, parts);
+  scorer.set_breakdown(true);
   const bool panel = series.num_series() > 1;
   nlohmann::json per_series;
   nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table, nullptr,
@@ -97,13 +134,10 @@ int run_evaluate(const EvaluateOptions& a) {
           : a.json;
   if (panel) {
     result["per_series"] = per_series;
-    const std::string csv_path =
-        (std::filesystem::path(json_path).parent_path() /
-         (std::filesystem::path(json_path).stem().string() + "_series.csv"))
-            .string();
-    write_file_atomic(csv_path, per_series_csv(per_series));
-    std::printf("per series -> %s\n", csv_path.c_str());
+    write_beside(json_path, "_series.csv", per_series_csv(per_series), "per series");
   }
+  write_beside(json_path, "_columns.csv", breakdown_csv(result, parts, false), "per column");
+  write_beside(json_path, "_steps.csv", breakdown_csv(result, parts, true), "per step");
   write_file_atomic(json_path, result.dump(2) + "\n");
   std::printf("JSON -> %s\n", json_path.c_str());
   return 0;

@@ -1,8 +1,6 @@
 // Sizes from the data (auto_sizes.hpp has the rules).
 #include "attnfc/train/auto_sizes.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -193,13 +191,13 @@ void check_given(const RunConfig& c, const PartRows& rows) {
 
 }  // namespace
 
-void resolve_sizes(RunConfig& c, const data::TimeSeries& series) {
+std::string resolve_sizes(RunConfig& c, const data::TimeSeries& series) {
   Preferred p = by_frequency(series.frequency);
   if (!known_benchmark(c.data, p) && p.context == 0) p.why = p.why + ", M4's horizon";
   const AutoSizes& a = c.auto_sizes;
   const int h_for_split = a.horizon ? p.horizon : c.model.horizon;
   const PartRows rows = part_rows(c.data, series, static_cast<size_t>(h_for_split));
-  if (rows.series_rows == 0) return;  // no series fits: make_panel_split says why
+  if (rows.series_rows == 0) return "";  // no series fits: make_panel_split says why
   if (a.horizon) choose_horizon(c, rows, p.horizon);
   if (a.context)
     choose_context(c, rows, p);
@@ -208,15 +206,17 @@ void resolve_sizes(RunConfig& c, const data::TimeSeries& series) {
   if (a.lookback)
     c.model.linear_lookback =
         c.model.channel_mode == ChannelMode::kMixed ? 0 : c.model.context_length;
+  std::string chosen;
   if (a.any())
-    spdlog::info(
-        "sizes from the data ({}; {}): horizon {}, context_length {}, patch_len {}, "
-        "linear_lookback {}",
-        p.why, describe(rows), c.model.horizon, c.model.context_length, c.model.patch_len,
-        c.model.linear_lookback);
+    chosen = "sizes from the data (" + p.why + "; " + describe(rows) + "): horizon " +
+             std::to_string(c.model.horizon) + ", context_length " +
+             std::to_string(c.model.context_length) + ", patch_len " +
+             std::to_string(c.model.patch_len) + ", linear_lookback " +
+             std::to_string(c.model.linear_lookback);
   if (series.num_series() == 1) check_given(c, rows);
   c.model.validate();
   check_linear_init(c);
+  return chosen;
 }
 
 }  // namespace attnfc::train

@@ -20,6 +20,7 @@ struct Scores {
   MetricAccumulator all_scaled, all_orig;
   std::vector<MetricAccumulator> part;           // {scaled, original} of the current part, if asked
   std::optional<IntervalAccumulator> intervals;  // a quantile forecaster's, original units
+  BreakdownAccumulator by_scaled, by_orig;       // per column and step, over all parts
 };
 
 // Window i of the batch's levels [H, Q, C], unscaled, into the interval scores.
@@ -36,7 +37,8 @@ void add_levels(Scores& sc, const NamedForecaster& f, int64_t i, int H, int C,
 void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t* counted,
                 const EvalPart& part, int H, std::vector<float>& fc_orig,
                 std::vector<float>& actual_orig) {
-  sc.all_scaled.add(fc, actual, counted);
+  sc.all_scaled.add(fc, actual, counted);  // checks the forecast is finite
+  sc.by_scaled.add(fc, actual, counted);
   if (!sc.part.empty()) sc.part[0].add(fc, actual, counted);
   std::copy_n(actual, actual_orig.size(), actual_orig.begin());
   std::copy_n(fc, fc_orig.size(), fc_orig.begin());
@@ -45,6 +47,7 @@ void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t*
     part.unscale(fc_orig.data(), H);
   }
   sc.all_orig.add(fc_orig.data(), actual_orig.data(), counted);
+  sc.by_orig.add(fc_orig.data(), actual_orig.data(), counted);
   if (!sc.part.empty()) sc.part[1].add(fc_orig.data(), actual_orig.data(), counted);
 }
 
@@ -77,7 +80,9 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
     Scores sc{MetricAccumulator(H, C, parts[first_part].mase_scaled),
               MetricAccumulator(H, C, parts[first_part].mase_original),
               {},
-              {}};
+              {},
+              BreakdownAccumulator(H, C),
+              BreakdownAccumulator(H, C)};
     if (f.levels) sc.intervals.emplace(f.quantiles, H, C, parts[first_part].mase_original);
     std::vector<float> level_scratch;
     size_t current = first_part;
@@ -88,7 +93,8 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
     };
     const auto close_part = [&] {
       if (per_part)
-        result.per_part[current].push_back({f.name, sc.part[0].result(), sc.part[1].result(), {}});
+        result.per_part[current].push_back(
+            {f.name, sc.part[0].result(), sc.part[1].result(), {}, {}, {}});
     };
     open_part(current);
     for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
@@ -119,7 +125,12 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
       }
     }
     close_part();
-    result.all.push_back({f.name, sc.all_scaled.result(), sc.all_orig.result(), {}});
+    result.all.push_back({f.name,
+                          sc.all_scaled.result(),
+                          sc.all_orig.result(),
+                          {},
+                          sc.by_scaled.result(),
+                          sc.by_orig.result()});
     if (sc.intervals) result.all.back().intervals = sc.intervals->result();
   }
   return result;
@@ -168,7 +179,7 @@ nlohmann::json to_json(const std::vector<ScoredModel>& scored) {
   return j;
 }
 
-std::string format_table(const std::vector<ScoredModel>& scored) {
+std::string format_table(const std::vector<ScoredModel>& scored, const std::string& pooled_note) {
   size_t width = 5;
   for (const auto& s : scored) width = std::max(width, s.name.size());
   std::string out;
@@ -189,6 +200,7 @@ std::string format_table(const std::vector<ScoredModel>& scored) {
   };
   section("scaled", false);
   out += "\n";
+  if (!pooled_note.empty()) out += "(" + pooled_note + ")\n";
   section("original", true);
   for (const auto& s : scored) {
     if (!s.intervals) continue;

@@ -42,7 +42,8 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
                                    : data::CsvTable::read_file(csv.path, csv.delimiter);
   d->series =
       config.data.static_columns.empty() ? data::load_series(csv) : data::load_series(table, csv);
-  resolve_sizes(config, d->series);
+  if (const std::string chosen = resolve_sizes(config, d->series); !chosen.empty())
+    spdlog::info("{}", chosen);
   const auto L = static_cast<size_t>(config.model.context_length);
   const auto H = static_cast<size_t>(config.model.horizon);
   d->split = make_panel_split(config.data, d->series, L, H);

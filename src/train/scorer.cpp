@@ -165,6 +165,33 @@ NamedForecaster quantile_aware(const std::string& name, const Members& m, int C,
 
 }  // namespace
 
+// Columns or series of different scales pooled in original units: said, and shown per column
+// when the breakdown is on.
+std::string Scorer::format_scores(const std::vector<ScoredModel>& scored) const {
+  const auto targets = static_cast<size_t>(series_->target_channels > 0 ? series_->target_channels
+                                                                        : series_->num_channels());
+  std::string note;
+  if (targets > 1)
+    note = "original units pool " + std::to_string(targets) + " columns of different scales; " +
+           (breakdown_ ? "per column below" : "attnfc evaluate shows them per column");
+  else if (split_.splits.size() > 1)
+    note = "original units pool " + std::to_string(split_.splits.size()) +
+           " series of different scales; compare the scaled units, or per series";
+  std::string out = format_table(scored, note);
+  if (!breakdown_ || targets < 2) return out;
+  std::vector<std::string> names;
+  std::vector<Breakdown> original;
+  for (const ScoredModel& m : scored) names.push_back(m.name), original.push_back(m.by_original);
+  return out + format_column_table(names, original, series_->channels);
+}
+
+nlohmann::json Scorer::breakdown_json(const std::vector<ScoredModel>& scored) const {
+  nlohmann::json j = {{"columns", series_->channels}};
+  for (const ScoredModel& m : scored)
+    j[m.name] = {{"scaled", to_json(m.by_scaled)}, {"original", to_json(m.by_original)}};
+  return j;
+}
+
 void Scorer::add_baselines(const std::vector<float>& q, std::vector<NamedForecaster>& all) const {
   for (const NamedForecaster& b : baselines_) {
     // A quantile model's intervals meet baselines' intervals: seasonal naive with its
@@ -211,8 +238,9 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
       windows += static_cast<int64_t>(data::count_windows(p.rows, context_ + horizon_));
     const PanelScores scored =
         evaluate_parts(scaled_, rows, context_, horizon_, batch_, all, per_series != nullptr, stop);
-    if (table) *table += describe_part(part, windows) + format_table(scored.all) + "\n";
     out[part] = {{"windows", windows}, {"models", to_json(scored.all)}};
+    if (table) *table += describe_part(part, windows) + format_scores(scored.all) + "\n";
+    if (breakdown_) out[part]["breakdown"] = breakdown_json(scored.all);
     if (split_.splits.size() == 1) {
       const data::Split& sp = split_.splits.front();
       const data::RowRange t = part == "val" ? sp.val_targets() : sp.test_targets();

@@ -87,6 +87,16 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
     CHECK(r.out.find(name) != std::string::npos);
   const std::string json = slurp(f.dir + "/eval.json");
   CHECK(json.find("\"windows\": 113") != std::string::npos);  // 120 - 8 + 1, none dropped
+  // Per horizon step and per column, beside the pooled numbers: 2 parts x 4 models (this
+  // run's linear start is not scored: no shortcut) x 2 units rows, times 8 steps or 1 column.
+  const std::string steps = slurp(f.dir + "/eval_steps.csv");
+  CHECK(steps.rfind("part,model,unit,step,mse,mae,windows\n", 0) == 0);
+  CHECK(steps.find("\ntest,attnfc,original,8,") != std::string::npos);
+  int step_rows = -1;
+  for (char c : steps) step_rows += c == '\n';
+  CHECK(step_rows == 2 * 4 * 2 * 8);
+  CHECK(slurp(f.dir + "/eval_columns.csv").find("\nval,nlinear,scaled,OT,") != std::string::npos);
+  CHECK(r.out.find("pool") == std::string::npos);  // one column: nothing pooled
 
   // A self-contained page: forecast vs actual, the training curves, attention maps.
   r = run_attnfc("plot --model " + run + "/model.safetensors --input " + f.csv + " --output " +
@@ -288,4 +298,21 @@ TEST_CASE("a non-finite loss stops training with the step named and no NaN model
     for (const auto& t : attnfc::safetensors::read(run + "/model.safetensors").tensors)
       for (float v : t.values) REQUIRE(std::isfinite(v));
   }
+}
+
+TEST_CASE("evaluate of several columns says the original units pool them and shows each") {
+  Fixture f;
+  const std::string run = f.dir + "/mixed";
+  Run r = run_attnfc("train --config " + f.config + " --out " + run +
+                     " --set data.columns='[\"HUFL\",\"OT\"]' --set model.channel_mode=mixed");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  r = run_attnfc("evaluate --model " + run + "/model.safetensors --input " + f.csv +
+                 " --split test");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(r.out.find("(original units pool 2 columns of different scales; per column below)") !=
+        std::string::npos);
+  CHECK(r.out.find("original units per column, MSE:") != std::string::npos);
+  const std::string columns = slurp(run + "/evaluation_test_columns.csv");
+  CHECK(columns.find("\ntest,attnfc,original,HUFL,") != std::string::npos);
+  CHECK(columns.find("\ntest,attnfc,original,OT,") != std::string::npos);
 }

@@ -43,9 +43,10 @@ struct AutoSizes {
 // them). Any other string there is left for the parser to refuse.
 AutoSizes take_auto_sizes(nlohmann::json& model);
 
-// Chooses the "auto" sizes of `config` from `series` (and logs what it chose, with why),
-// then checks that the sizes fit the split of a single series: InputError naming
-// data.split, model.horizon or model.context_length with a value that works.
-void resolve_sizes(RunConfig& config, const data::TimeSeries& series);
+// Chooses the "auto" sizes of `config` from `series`, then checks that the sizes fit the
+// split of a single series: InputError naming data.split, model.horizon or
+// model.context_length with a value that works. Returns what it chose and why, for the log
+// ("" when nothing was "auto").
+std::string resolve_sizes(RunConfig& config, const data::TimeSeries& series);
 
 }  // namespace attnfc::train

@@ -16,6 +16,7 @@
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/train/baselines.hpp"
+#include "attnfc/train/breakdown.hpp"
 #include "attnfc/train/interval_metrics.hpp"
 #include "attnfc/train/metrics.hpp"
 
@@ -43,6 +44,7 @@ struct ScoredModel {
   std::string name;
   Metrics scaled, original;
   std::optional<IntervalMetrics> intervals;  // quantile forecasters, original units
+  Breakdown by_scaled, by_original;          // per column and step (over all parts only)
 };
 
 // Scores every forecaster on every stride-1 window of `rows` (a split part whose first
@@ -102,6 +104,9 @@ std::vector<NamedForecaster> baseline_forecasters(const std::vector<SeriesRef>& 
 
 nlohmann::json to_json(const std::vector<ScoredModel>& scored);
 // A fixed-width table: one row per model, MSE/MAE/RMSE/MAPE/sMAPE/MASE in both units.
-std::string format_table(const std::vector<ScoredModel>& scored);
+// pooled_note (optional): said beside the original-unit title when those numbers pool
+// columns or series of different scales.
+std::string format_table(const std::vector<ScoredModel>& scored,
+                         const std::string& pooled_note = "");
 
 }  // namespace attnfc::train

@@ -57,6 +57,11 @@ class Scorer {
   // (train/calibration.hpp); the test split is never read.
   Calibration calibrate(const Members& model) const;
 
+  // evaluate() also gives each model's errors per column and per horizon step (breakdown.hpp)
+  // over each part: {"<part>": {"breakdown": {"columns": [names], "<model>": {"scaled",
+  // "original"}}}}, and the table a per-column table in original units. Off in training runs
+  // (metrics.json stays small); `attnfc evaluate` turns it on.
+  void set_breakdown(bool on) { breakdown_ = on; }
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).
   const data::TimeSeries& scaled() const { return scaled_; }
@@ -71,6 +76,8 @@ class Scorer {
   // The baselines; for a quantile model (levels q) seasonal naive and NLinear with levels.
   void add_baselines(const std::vector<float>& q, std::vector<NamedForecaster>& all) const;
   std::string describe_part(const std::string& part, int64_t windows) const;
+  std::string format_scores(const std::vector<ScoredModel>& scored) const;
+  nlohmann::json breakdown_json(const std::vector<ScoredModel>& scored) const;
 
   const data::TimeSeries* series_;
   const data::PanelScaler* scalers_;
@@ -79,6 +86,7 @@ class Scorer {
   std::vector<std::string> parts_;
   data::TimeSeries scaled_;  // the series in scaled units
   int period_ = 1;
+  bool breakdown_ = false;
   std::vector<NamedForecaster> baselines_;
   std::vector<std::vector<double>> mase_scaled_, mase_original_;  // per series kept
 };
