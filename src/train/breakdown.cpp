@@ -40,39 +40,37 @@ BreakdownAccumulator::BreakdownAccumulator(int horizon, int channels)
       step_se_(horizon, 0.0),
       step_ae_(horizon, 0.0),
       col_windows_(channels, 0),
-      step_windows_(horizon, 0) {}
+      step_windows_(horizon, 0),
+      win_se_(channels, 0.0),
+      win_ae_(channels, 0.0),
+      win_n_(channels, 0) {}
 
 void BreakdownAccumulator::add(const float* forecast, const float* actual, const uint8_t* counted) {
-  const auto observed = [&](int64_t i) {
-    return !std::isnan(actual[i]) && (counted == nullptr || counted[i]);
-  };
-  for (int c = 0; c < channels_; ++c) {  // per column: the mean over its steps
-    double se = 0, ae = 0;
-    int64_t n = 0;
-    for (int h = 0; h < horizon_; ++h) {
-      const int64_t i = static_cast<int64_t>(h) * channels_ + c;
-      if (!observed(i)) continue;
-      const double e = static_cast<double>(forecast[i]) - actual[i];
-      se += e * e, ae += std::fabs(e), ++n;
-    }
-    if (n == 0) continue;
-    col_se_[c] += se / static_cast<double>(n);
-    col_ae_[c] += ae / static_cast<double>(n);
-    ++col_windows_[c];
-  }
-  for (int h = 0; h < horizon_; ++h) {  // per step: the mean over its columns
+  // One pass over [H, C]: a step's row is finished at the end of its row, a column's sums
+  // (in step order) once every row is read.
+  std::fill(win_se_.begin(), win_se_.end(), 0.0);
+  std::fill(win_ae_.begin(), win_ae_.end(), 0.0);
+  std::fill(win_n_.begin(), win_n_.end(), 0);
+  for (int h = 0; h < horizon_; ++h) {
     double se = 0, ae = 0;
     int64_t n = 0;
     for (int c = 0; c < channels_; ++c) {
       const int64_t i = static_cast<int64_t>(h) * channels_ + c;
-      if (!observed(i)) continue;
+      if (std::isnan(actual[i]) || (counted != nullptr && !counted[i])) continue;
       const double e = static_cast<double>(forecast[i]) - actual[i];
       se += e * e, ae += std::fabs(e), ++n;
+      win_se_[c] += e * e, win_ae_[c] += std::fabs(e), ++win_n_[c];
     }
     if (n == 0) continue;
     step_se_[h] += se / static_cast<double>(n);
     step_ae_[h] += ae / static_cast<double>(n);
     ++step_windows_[h];
+  }
+  for (int c = 0; c < channels_; ++c) {
+    if (win_n_[c] == 0) continue;
+    col_se_[c] += win_se_[c] / static_cast<double>(win_n_[c]);
+    col_ae_[c] += win_ae_[c] / static_cast<double>(win_n_[c]);
+    ++col_windows_[c];
   }
 }
 

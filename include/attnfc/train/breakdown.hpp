@@ -37,6 +37,8 @@ class BreakdownAccumulator {
   int horizon_, channels_;
   std::vector<double> col_se_, col_ae_, step_se_, step_ae_;
   std::vector<int64_t> col_windows_, step_windows_;
+  std::vector<double> win_se_, win_ae_;  // the current window's sums per column
+  std::vector<int64_t> win_n_;
 };
 
 // A fixed-width table of the original-unit MSE and MAE per column, one row per model:
