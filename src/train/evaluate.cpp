@@ -34,6 +34,18 @@ void add_levels(Scores& sc, const NamedForecaster& f, int64_t i, int H, int C,
   sc.intervals->add(scratch.data(), actual_orig, counted);
 }
 
+// A forecaster's scores before its first window, in `first`'s MASE denominators.
+Scores start_scores(const NamedForecaster& f, const EvalPart& first, int H, int C) {
+  Scores sc{MetricAccumulator(H, C, first.mase_scaled),
+            MetricAccumulator(H, C, first.mase_original),
+            {},
+            {},
+            BreakdownAccumulator(H, C),
+            BreakdownAccumulator(H, C)};
+  if (f.levels) sc.intervals.emplace(f.quantiles, H, C, first.mase_original);
+  return sc;
+}
+
 void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t* counted,
                 const EvalPart& part, int H, std::vector<float>& fc_orig,
                 std::vector<float>& actual_orig) {
@@ -77,13 +89,7 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
   if (per_part) result.per_part.resize(parts.size());
   for (const auto& f : forecasters) {
     const size_t first_part = windows.window(0).part;
-    Scores sc{MetricAccumulator(H, C, parts[first_part].mase_scaled),
-              MetricAccumulator(H, C, parts[first_part].mase_original),
-              {},
-              {},
-              BreakdownAccumulator(H, C),
-              BreakdownAccumulator(H, C)};
-    if (f.levels) sc.intervals.emplace(f.quantiles, H, C, parts[first_part].mase_original);
+    Scores sc = start_scores(f, parts[first_part], H, C);
     std::vector<float> level_scratch;
     size_t current = first_part;
     const auto open_part = [&](size_t p) {
