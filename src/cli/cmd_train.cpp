@@ -102,6 +102,9 @@ train::ProgressOptions progress_options(const TrainOptions& a) {
   } else {
     p.style = ::isatty(STDERR_FILENO) ? train::ProgressStyle::kBar : train::ProgressStyle::kLines;
   }
+  // Log lines between timestamped progress lines carry the same UTC stamp.
+  if (p.style == train::ProgressStyle::kLines)
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%SZ %^[%l]%$ %v", spdlog::pattern_time_type::utc);
   return p;
 }
 

@@ -38,7 +38,8 @@ void register_version_info(CLI::App& app) {
 // --log-level and --threads, for every command.
 void add_global_options(CLI::App& app, std::string& log_level, int& threads) {
   app.add_option("--log-level", log_level,
-                 "trace|debug|info|warn|error|off (default: info on a terminal, warn otherwise)")
+                 "trace|debug|info|warn|error|off (default: info for train and on a terminal, "
+                 "else warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--threads", threads,
                  "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
@@ -95,7 +96,10 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("attnfc");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^[%l]%$ %v");
-  if (log_level.empty()) log_level = ::isatty(STDERR_FILENO) ? "info" : "warn";
+  // A training run is watched, on a terminal or through `| tee` / a job log: it says what it
+  // read and chose (info) either way. Other commands feed scripts: only warnings when piped.
+  const bool terminal = ::isatty(STDERR_FILENO) != 0, training = app.got_subcommand("train");
+  if (log_level.empty()) log_level = terminal || training ? "info" : "warn";
   spdlog::set_level(spdlog::level::from_str(log_level));
   kernels::set_threads(threads > 0 ? threads : kernels::default_threads());
 

@@ -107,9 +107,11 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
 }
 
 // Member k's training call: its folder, whether it resumes, what is left of the budget.
-TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int64_t steps_done) {
+TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int k, int K,
+                            int64_t steps_done) {
   TrainOptions mo = opt;
   mo.out_dir = member.dir;
+  mo.progress.member = k, mo.progress.members = K;
   mo.interrupt_before_scoring = false;  // the ensemble's own scoring, not the members'
 
   // A member folder without a checkpoint has no progress to keep (it was stopped
@@ -148,7 +150,7 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
     mc.train.ensemble = 1;
     mc.train.seed = member_seed(config.train.seed, k);
     const RunPaths member = paths.member(k);
-    const TrainOptions mo = member_options(opt, member, result.steps_this_call);
+    const TrainOptions mo = member_options(opt, member, k, K, result.steps_this_call);
     if (!(mo.resume && fs::exists(member.metrics())))
       spdlog::info("ensemble member {} of {} (seed {}) -> {}", k, K, mc.train.seed, mo.out_dir);
     const TrainResult r = train(mc, mo);

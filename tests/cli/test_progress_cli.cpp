@@ -86,6 +86,11 @@ TEST_CASE("piped train: a timestamped line per epoch, and in an epoch only when 
                  l.find(" of 3 epochs") != std::string::npos;
         }) == 1);
   CHECK(contains(r.out, "trained "));  // the summary on stdout is unchanged
+  // At the default --log-level a piped run still says what it read, stamped like progress.
+  CHECK(count_matching(r.out, [](const std::string& l) {
+          return test_stamp::starts_with_stamp(l) && l.compare(20, 8, " [info] ") == 0 &&
+                 l.find(" training windows, ") != std::string::npos;
+        }) == 1);
 
   // Interval 0: a line after every step (6 an epoch), each with the step, loss and ETA.
   r = f.train("b", "", "ATTNFC_PROGRESS_INTERVAL_S=0");

@@ -186,3 +186,36 @@ TEST_CASE("progress JSON: one object per line with the event's fields; quiet wri
   q.done({1, 3, 1, 0.25, 0.5, false});
   CHECK(quiet.lines().empty());
 }
+
+TEST_CASE("progress of an ensemble member: every line and JSON event names the member") {
+  const ProgressRun run{2, 3, 16, -1};
+  {
+    Captured out;
+    Progress p({ProgressStyle::kLines, 0, out.file, 2, 5}, run);
+    p.step(1, 1, 0.75, NAN);
+    p.epoch_done(record(1, true), -1);
+    p.done({1, 3, 1, 0.25, 0.5, false});
+    const auto lines = out.lines();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].find(" member 2/5 epoch 1/2 step 1/3: ") != std::string::npos);
+    CHECK(lines[1].find(" member 2/5 epoch 1/2: train loss ") != std::string::npos);
+    CHECK(lines[2].find(" member 2/5 done: 1 of 2 epochs") != std::string::npos);
+  }
+  {
+    Captured out;
+    Progress p({ProgressStyle::kJson, 0, out.file, 3, 3}, run);
+    p.step(1, 1, 0.75, NAN);
+    p.epoch_done(record(1, true), -1);
+    p.done({1, 3, 1, 0.25, 0.5, false});
+    for (const auto& line : out.lines()) {
+      CAPTURE(line);
+      const auto j = nlohmann::json::parse(line);
+      CHECK(j.at("member") == 3);
+      CHECK(j.at("members") == 3);
+    }
+  }
+  Captured single;  // outside an ensemble: no member field, no prefix
+  Progress p({ProgressStyle::kJson, 0, single.file}, run);
+  p.step(1, 1, 0.75, NAN);
+  CHECK_FALSE(nlohmann::json::parse(single.lines().at(0)).contains("member"));
+}

@@ -75,6 +75,9 @@ struct ProgressOptions {
   // piped run is never silent for long (0: after every step).
   double interval_s = 10;
   std::FILE* out = nullptr;  // nullptr: stderr
+  // An ensemble's member k of `members` (1-based; 0 = not a member): every line, the bar
+  // and every JSON event say which member is training, since each restarts at epoch 1.
+  int member = 0, members = 0;
 };
 
 // The run being watched.
@@ -123,6 +126,8 @@ class Progress {
   Eta eta_in_epoch(int epoch, int64_t step_in_epoch,
                    std::chrono::steady_clock::time_point now) const;
   void write_line(const std::string& line);
+  std::string member_prefix() const;  // "member 2/5 ", or "" outside an ensemble
+  void add_member(nlohmann::ordered_json& j) const;
 
   ProgressOptions opt_;
   ProgressRun run_;
