@@ -53,6 +53,10 @@ class Gunzip {
         }
       }
       if (!in_member) {  // another member follows: gzip -d reads it too
+        if (static_cast<unsigned char>(in_[pos_]) != 0x1f) {
+          after_last_member(eof);
+          break;
+        }
         ::inflateReset(&inf_.z());
         in_member = true;
       }
@@ -73,6 +77,25 @@ class Gunzip {
     compressed_ += got;
     if (compressed_ > max_) file_.too_large(compressed_, max_);
     return got < kChunk;
+  }
+
+  // What follows the last member: zero padding (from dd or a tape block) is read past, as
+  // gzip -d does; anything else may be a damaged member or a file appended by mistake, so
+  // it is refused rather than ignored with a warning as gzip -d does.
+  void after_last_member(bool eof) {
+    while (true) {
+      for (; pos_ < in_.size(); ++pos_) {
+        if (in_[pos_] == '\0') continue;
+        const uint64_t at = compressed_ - (in_.size() - pos_);
+        throw InputError(file_.name() + ": the " + what_ + " has bytes after gzip member " +
+                         std::to_string(members_) + " that are neither a gzip member nor zero " +
+                         "padding (from compressed byte " + std::to_string(at) +
+                         "); expected a complete gzip file with nothing after its last member");
+      }
+      if (eof) return;
+      eof = refill();
+      if (in_.empty()) return;
+    }
   }
 
   // One inflate() call into the last output part; true when a member ended.

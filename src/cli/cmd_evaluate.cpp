@@ -8,6 +8,7 @@
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
@@ -119,7 +120,7 @@ int run_evaluate(const EvaluateOptions& a) {
   nlohmann::json result = scorer.evaluate(lm.members(), start.members(), &table, nullptr,
                                           panel ? &per_series : nullptr, lm.calibration.get());
   result["model"] = a.model;
-  result["input"] = a.input;
+  result["input"] = input_name(a.input);  // "<stdin>" for -
   if (lm.epoch >= 0) {
     result["kept_epoch"] = lm.epoch;
     std::printf("model: epoch %d%s\n", lm.epoch,

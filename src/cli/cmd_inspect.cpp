@@ -7,25 +7,17 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/base/input_file.hpp"
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/series.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
 namespace {
 
 using namespace attnfc::data;
-
-char parse_delimiter(const std::string& text) {
-  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
-  if (text == "comma") return ',';
-  if (text == "semicolon") return ';';
-  if (text == "space") return ' ';
-  if (text.size() == 1) return text[0];
-  throw InputError("--delimiter: found '" + text +
-                   "', expected one character such as ',' or ';', or tab/comma/semicolon/space");
-}
 
 struct Stats {
   double min = 0, max = 0, mean = 0, sd = 0;
@@ -129,7 +121,7 @@ void print_series(const TimeSeries& s) {
 // The file, its time axis, gaps and missing values.
 void print_overview(const InspectOptions& o, const CsvTable& table, const TimeSeries& s,
                     MissingPolicy policy) {
-  std::printf("file       %s\n", o.path.c_str());
+  std::printf("file       %s\n", input_name(o.path).c_str());
   std::printf("rows       %zu\n", s.rows());
   print_series(s);
   std::string time_cols;
@@ -238,7 +230,7 @@ int run_inspect(const InspectOptions& o) {
   choose_time_columns(o, table, opt);
   const TimeSeries s = load_series(table, opt);
   print_overview(o, table, s, policy);
-  print_columns(o, table, s, summarize_columns(table, opt.number));
+  print_columns(o, table, s, summarize_columns(table, opt.number, opt.date_format));
   return 0;
 }
 

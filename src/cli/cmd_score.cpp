@@ -11,6 +11,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/m4.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace attnfc::cli {
 
@@ -58,9 +59,14 @@ void check_ids(const ScoreOptions& o, const std::vector<Series>& fc,
 }
 
 Panel line_up(const ScoreOptions& o) {
-  const std::vector<Series> fc = train::m4::read_long(o.forecast, o.id_column, o.value_column);
-  const std::vector<Series> actual = train::m4::read_long(o.actual, o.id_column, o.value_column);
-  const std::vector<Series> history = train::m4::read_long(o.history, o.id_column, o.value_column);
+  const char delimiter = parse_delimiter(o.delimiter);
+  const data::NumberFormat number =
+      data::parse_number_format(o.decimal, o.thousands, delimiter, "--decimal", "--thousands");
+  const auto read = [&](const std::string& path) {
+    return train::m4::read_long(path, o.id_column, o.value_column, "", delimiter, number);
+  };
+  const std::vector<Series> fc = read(o.forecast), actual = read(o.actual),
+                            history = read(o.history);
   check_ids(o, fc, actual, history);
   const auto in_actual = by_id(actual), in_history = by_id(history);
   Panel p;

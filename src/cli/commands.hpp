@@ -110,6 +110,7 @@ struct ScoreOptions {
   std::string value_column;  // empty: the first column that is neither id nor time
   int season = 24;
   std::string out, per_series;
+  std::string delimiter = ",", decimal = ".", thousands;  // how all three files are written
 };
 int run_score(const ScoreOptions& o);
 

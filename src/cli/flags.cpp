@@ -257,6 +257,11 @@ void register_score(CLI::App& app) {
   sub->add_option("--value-column", o->value_column,
                   "Column holding the values (default: the first that is neither the id nor a "
                   "time column named time, date, ds or timestamp)");
+  sub->add_option("--delimiter", o->delimiter,
+                  "field delimiter of the three files: one character, or tab (default ,)");
+  sub->add_option("--decimal", o->decimal, "decimal mark of the values: . or , (default .)");
+  sub->add_option("--thousands", o->thousands,
+                  "thousands separator in the values: , . ' or a space (default none)");
   sub->add_option("--season", o->season, "Seasonal period m (24 for hourly data)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

@@ -83,4 +83,14 @@ std::string csv_cell(const std::string& text) {
   return q + "\"";
 }
 
+char parse_delimiter(const std::string& text) {
+  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  if (text == "comma") return ',';
+  if (text == "semicolon") return ';';
+  if (text == "space") return ' ';
+  if (text.size() == 1) return text[0];
+  throw InputError("--delimiter: found '" + text +
+                   "', expected one character such as ',' or ';', or tab/comma/semicolon/space");
+}
+
 }  // namespace attnfc::cli

@@ -25,4 +25,7 @@ void refuse_output_over_inputs(const std::string& output_flag, const std::string
 // comma, a quote or a line break; as it is otherwise.
 std::string csv_cell(const std::string& text);
 
+// --delimiter: one character, or tab / comma / semicolon / space (\t too); InputError else.
+char parse_delimiter(const std::string& text);
+
 }  // namespace attnfc::cli

@@ -107,7 +107,10 @@ bool parse_number(std::string_view cell, double& out) {
   return r.ec == std::errc() && r.ptr == end && std::isfinite(out);
 }
 
-std::vector<ColumnSummary> summarize_columns(const CsvTable& table, const NumberFormat& format) {
+std::vector<ColumnSummary> summarize_columns(const CsvTable& table, const NumberFormat& format,
+                                             const std::string& date_format) {
+  CsvOptions time_options;  // what makes a cell a time (detail::cell_is_time)
+  time_options.date_format = date_format;
   std::vector<ColumnSummary> out(table.num_columns());
   for (size_t c = 0; c < table.num_columns(); ++c) {
     ColumnSummary& s = out[c];
@@ -127,7 +130,7 @@ std::vector<ColumnSummary> summarize_columns(const CsvTable& table, const Number
         s.first_text = quote_token(cell);
         s.first_text_row = r;
       }
-      if (all_times && !parse_timestamp(cell)) all_times = false;
+      if (all_times && !detail::cell_is_time(cell, time_options, true)) all_times = false;
     }
     if (present == 0) {
       s.kind = ColumnKind::kEmpty;

@@ -46,12 +46,24 @@ std::optional<int64_t> parse_timestamp_as(std::string_view cell, const std::stri
   const std::string_view s = detail::trim_blanks(cell);
   if (s.empty()) return std::nullopt;
   if (std::optional<int64_t> t = parse_with(s, format)) return t;
-  // date::parse's %z reads +0200; ISO 8601 writes +02:00, which its %Ez reads.
+  // date::parse's %z reads +0200; ISO 8601 writes +02:00, which its %Ez reads, and a
+  // trailing Z for UTC, which neither reads.
   const size_t z = format.find("%z");
   if (z == std::string::npos) return std::nullopt;
   std::string iso = format;
   iso.replace(z, 2, "%Ez");
-  return parse_with(s, iso);
+  if (std::optional<int64_t> t = parse_with(s, iso)) return t;
+  if (s.back() != 'Z' && s.back() != 'z') return std::nullopt;
+  return parse_with(std::string(s.substr(0, s.size() - 1)) + "+0000", format);
+}
+
+int64_t parse_timestamp_or_throw(std::string_view cell, const std::string& what,
+                                 const std::string& date_format) {
+  if (date_format.empty()) return parse_timestamp_or_throw(cell, what);
+  if (std::optional<int64_t> t = parse_timestamp(cell)) return *t;
+  if (std::optional<int64_t> t = parse_timestamp_as(cell, date_format)) return *t;
+  throw InputError(what + ": found '" + detail::quote_token(cell) + "', expected a date in " +
+                   "data.date_format '" + date_format + "' or ISO like 2016-07-01 13:00");
 }
 
 std::string format_timestamp_as(int64_t t, const std::string& format) {

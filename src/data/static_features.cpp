@@ -47,9 +47,22 @@ std::string series_label(const SeriesSegment& seg) {
   return seg.id.empty() ? std::string("the series") : "series '" + quote_token(seg.id) + "'";
 }
 
+// A cell as a number in the file's format; a number with a bad thousands grouping is an
+// error naming the cell (it is no category: 1,23 would be a typo, not a label).
+bool number_in(const CsvTable& table, size_t row, size_t col, const NumberFormat& number,
+               double& v) {
+  const std::string_view cell = table.cell(row, col);
+  const NumberParse p = parse_number(cell, number, v);
+  if (p == NumberParse::kBadGrouping)
+    throw InputError(table.locate_cell(
+        row, col,
+        "found '" + quote_token(trim_blanks(cell)) + "', " + grouping_expectation(number)));
+  return p == NumberParse::kNumber;
+}
+
 // Whether some cell is not a number; a missing cell is an error, named where it is.
 bool is_categorical(const CsvTable& table, size_t col, const TimeSeries& s,
-                    const std::vector<SeriesSegment>& segs) {
+                    const std::vector<SeriesSegment>& segs, const NumberFormat& number) {
   bool categorical = false;
   for (const SeriesSegment& seg : segs) {
     for (size_t r = seg.begin; r < seg.end; ++r) {
@@ -61,7 +74,7 @@ bool is_categorical(const CsvTable& table, size_t col, const TimeSeries& s,
                 "', expected the series' static value on every row"));
       }
       double v;
-      if (!categorical && !parse_number(cell, v)) categorical = true;
+      if (!categorical && !number_in(table, s.table_row(r), col, number, v)) categorical = true;
     }
   }
   return categorical;
@@ -80,15 +93,17 @@ float to_float(const CsvTable& table, size_t row, size_t col, double v) {
 // The series' value (its first row's cell), refusing a row that differs from it. Numbers
 // are compared as numbers (1 and 1.0 agree), text as trimmed text.
 void read_segment(const CsvTable& table, size_t col, const TimeSeries& s, const SeriesSegment& seg,
-                  StaticColumn& out) {
+                  const NumberFormat& number, StaticColumn& out) {
   const size_t first = s.table_row(seg.begin);
   const std::string_view ref = trim_blanks(table.cell(first, col));
   double ref_v = 0;
-  if (!out.categorical) parse_number(ref, ref_v);
+  if (!out.categorical) number_in(table, first, col, number, ref_v);
   for (size_t r = seg.begin + 1; r < seg.end; ++r) {
     const std::string_view cell = trim_blanks(table.cell(s.table_row(r), col));
     double v = 0;
-    if (out.categorical ? cell == ref : parse_number(cell, v) && v == ref_v) continue;
+    if (out.categorical ? cell == ref
+                        : number_in(table, s.table_row(r), col, number, v) && v == ref_v)
+      continue;
     throw InputError(table.locate_cell(
         s.table_row(r), col,
         series_label(seg) + ": found '" + quote_token(cell) + "' but '" + quote_token(ref) +
@@ -106,12 +121,13 @@ void read_segment(const CsvTable& table, size_t col, const TimeSeries& s, const 
 
 // A column the model reads as numeric: its first cell that is not a number, refused.
 void refuse_text(const CsvTable& table, size_t col, const TimeSeries& s,
-                 const std::vector<SeriesSegment>& segs, const std::string& name) {
+                 const std::vector<SeriesSegment>& segs, const std::string& name,
+                 const NumberFormat& number) {
   for (const SeriesSegment& seg : segs)
     for (size_t r = seg.begin; r < seg.end; ++r) {
       double v;
       const std::string_view cell = table.cell(s.table_row(r), col);
-      if (parse_number(cell, v)) continue;
+      if (number_in(table, s.table_row(r), col, number, v)) continue;
       throw InputError(table.locate_cell(s.table_row(r), col,
                                          series_label(seg) + ": found '" +
                                              quote_token(trim_blanks(cell)) +
@@ -122,6 +138,7 @@ void refuse_text(const CsvTable& table, size_t col, const TimeSeries& s,
 
 std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& series,
                                       const std::vector<std::string>& columns,
+                                      const NumberFormat& number,
                                       const std::vector<bool>* categorical) {
   for (size_t i = 0; i < columns.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
@@ -138,16 +155,16 @@ std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& s
     const size_t col = static_column_index(table, series, name);
     StaticColumn c;
     c.name = name;
-    c.categorical = is_categorical(table, col, series, segs);
+    c.categorical = is_categorical(table, col, series, segs, number);
     if (categorical && !(*categorical)[i] && c.categorical)
-      refuse_text(table, col, series, segs, name);
+      refuse_text(table, col, series, segs, name, number);
     if (categorical) c.categorical = (*categorical)[i];
     if (c.categorical) {
       c.text.reserve(segs.size());
     } else {
       c.numeric.reserve(segs.size());
     }
-    for (const SeriesSegment& seg : segs) read_segment(table, col, series, seg, c);
+    for (const SeriesSegment& seg : segs) read_segment(table, col, series, seg, number, c);
     out.push_back(std::move(c));
   }
   return out;

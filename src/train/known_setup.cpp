@@ -19,7 +19,7 @@ std::vector<std::string> static_names(const data::StaticEncoder& e) {
 
 // The encoded statics of every series of `series`, read from `table`.
 void encode_statics(const data::StaticEncoder& enc, data::TimeSeries& series,
-                    const data::CsvTable* table) {
+                    const data::CsvTable* table, const data::NumberFormat& number) {
   series.static_numeric.clear();
   series.static_codes.clear();
   if (enc.columns.empty()) return;
@@ -27,7 +27,7 @@ void encode_statics(const data::StaticEncoder& enc, data::TimeSeries& series,
   std::vector<bool> kinds;  // as training read them
   for (const auto& c : enc.columns) kinds.push_back(c.categorical);
   const std::vector<data::StaticColumn> cols =
-      data::read_static(*table, series, static_names(enc), &kinds);
+      data::read_static(*table, series, static_names(enc), number, &kinds);
   const size_t unseen = enc.encode(cols, &series.static_numeric, &series.static_codes);
   if (unseen > 0)
     spdlog::warn(
@@ -59,12 +59,13 @@ void attach_known(RunConfig& config, data::TimeSeries& series, const data::CsvTa
                        series.frequency.name() +
                        " no calendar feature varies from row to row; expected no data.calendar");
   }
-  if (!d.holidays.empty()) k->holidays = data::load_holidays(d.holidays);
+  if (!d.holidays.empty()) k->holidays = data::load_holidays(d.holidays, d.csv.date_format);
   if (!d.static_columns.empty()) {
     if (!table) throw std::logic_error("attach_known: static columns need the table");
-    k->statics = data::StaticEncoder::fit(data::read_static(*table, series, d.static_columns));
+    k->statics =
+        data::StaticEncoder::fit(data::read_static(*table, series, d.static_columns, d.csv.number));
   }
-  encode_statics(k->statics, series, table);
+  encode_statics(k->statics, series, table, d.csv.number);
   series.known = k;
   config.model.known_features = static_cast<int>(k->width());
   config.model.static_numeric = static_cast<int>(k->numeric_width());
@@ -73,9 +74,9 @@ void attach_known(RunConfig& config, data::TimeSeries& series, const data::CsvTa
 }
 
 void attach_known(const std::shared_ptr<const data::KnownSource>& recipe, data::TimeSeries& series,
-                  const data::CsvTable* table) {
+                  const data::CsvTable* table, const data::NumberFormat& number) {
   if (!recipe) return;
-  encode_statics(recipe->statics, series, table);
+  encode_statics(recipe->statics, series, table, number);
   series.known = recipe;
 }
 

@@ -265,7 +265,7 @@ data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {
       statics ? data::CsvTable::read_file(csv_path, opt.delimiter) : data::CsvTable();
   data::TimeSeries series = statics ? data::load_series(table, opt) : data::load_series(opt);
   series.target_channels = static_cast<size_t>(config().target_channels);
-  attach_known(known, series, statics ? &table : nullptr);
+  attach_known(known, series, statics ? &table : nullptr, opt.number);
   return series;
 }
 

@@ -15,15 +15,20 @@ namespace attnfc::train::m4 {
 
 namespace {
 
-double number_at(const data::CsvTable& t, size_t row, size_t column, const std::string& id) {
+double number_at(const data::CsvTable& t, size_t row, size_t column, const std::string& id,
+                 const data::NumberFormat& number = {}) {
   double v = 0;
   const std::string_view cell = t.cell(row, column);
-  if (data::parse_number(cell, v)) return v;
+  const data::NumberParse parsed = data::parse_number(cell, number, v);
+  if (parsed == data::NumberParse::kNumber) return v;
   const std::string found = data::is_missing_token(cell)
                                 ? "a missing value"
                                 : "'" + printable_excerpt(std::string(cell), 40) + "'";
+  const std::string expected = parsed == data::NumberParse::kBadGrouping
+                                   ? data::grouping_expectation(number)
+                                   : "expected a number";
   throw InputError(
-      t.locate_cell(row, column, "series '" + id + "': found " + found + ", expected a number"));
+      t.locate_cell(row, column, "series '" + id + "': found " + found + ", " + expected));
 }
 
 // The column holding values: the one named, or the first that is not id or time.
@@ -69,8 +74,9 @@ std::vector<Series> read_m4_wide(const std::string& path) {
 }
 
 std::vector<Series> read_long(const std::string& path, const std::string& id_column,
-                              const std::string& value_column, const std::string& time_column) {
-  const data::CsvTable t = data::CsvTable::read_file(path);
+                              const std::string& value_column, const std::string& time_column,
+                              char delimiter, const data::NumberFormat& number) {
+  const data::CsvTable t = data::CsvTable::read_file(path, delimiter);
   const size_t id_col = t.column_index(id_column);
   const size_t value_col = value_column_of(t, id_col, value_column, time_column);
   std::vector<Series> out;
@@ -82,7 +88,7 @@ std::vector<Series> read_long(const std::string& path, const std::string& id_col
     }
     auto [it, added] = index.try_emplace(id, out.size());
     if (added) out.push_back(Series{id, {}, t.line_of(r)});
-    out[it->second].values.push_back(number_at(t, r, value_col, id));
+    out[it->second].values.push_back(number_at(t, r, value_col, id, number));
   }
   return out;
 }

@@ -79,7 +79,7 @@ data::TimeSeries LoadedModel::read_history(const std::string& csv_path,
     fut = data::TimeSeries();
     data::TimeSeries series = data::load_series(table, opt);
     series.target_channels = targets;
-    attach_known(known, series, &table);
+    attach_known(known, series, &table, opt.number);
     return series;
   }
   spdlog::info(
@@ -90,7 +90,7 @@ data::TimeSeries LoadedModel::read_history(const std::string& csv_path,
   const data::CsvTable history = table.without_rows(drop);
   data::TimeSeries series = data::load_series(history, opt);
   series.target_channels = targets;
-  attach_known(known, series, &history);
+  attach_known(known, series, &history, opt.number);
   return series;
 }
 

@@ -151,8 +151,8 @@ DataConfig parse_data(const nlohmann::json& section) {
       d.split_protocol = "dates";
       d.val_start = sp.get_string("val_start", "");
       d.test_start = sp.get_string("test_start", "");
-      data::parse_timestamp_or_throw(d.val_start, "data.split.val_start");
-      data::parse_timestamp_or_throw(d.test_start, "data.split.test_start");
+      data::parse_timestamp_or_throw(d.val_start, "data.split.val_start", d.csv.date_format);
+      data::parse_timestamp_or_throw(d.test_start, "data.split.test_start", d.csv.date_format);
     }
     sp.finish();
     if (d.split_protocol.empty())
@@ -347,8 +347,10 @@ data::Split segment_split(const DataConfig& d, const data::TimeSeries& series,
     times.timestamps.assign(series.timestamps.begin() + static_cast<ptrdiff_t>(seg.begin),
                             series.timestamps.begin() + static_cast<ptrdiff_t>(seg.end));
     return data::split_by_dates(
-        times, data::parse_timestamp_or_throw(d.val_start, "data.split.val_start"),
-        data::parse_timestamp_or_throw(d.test_start, "data.split.test_start"), context);
+        times,
+        data::parse_timestamp_or_throw(d.val_start, "data.split.val_start", d.csv.date_format),
+        data::parse_timestamp_or_throw(d.test_start, "data.split.test_start", d.csv.date_format),
+        context);
   }
   if (d.split_protocol == "auto")  // "ETTh1.csv" -> etth, anything else -> custom
     return data::standard_split(std::filesystem::path(d.csv.path).filename().string(), n, context);

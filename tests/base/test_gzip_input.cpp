@@ -138,7 +138,24 @@ TEST_CASE("gzip input: concatenated members are read whole, as gzip -d does") {
   CHECK(error_of(big, c.size() + 10).find("decompresses to more than") != std::string::npos);
   // Bytes after the last member that are no member are an error, not ignored.
   const std::string junk = write(d / "junk.gz", gzip(a) + "trailing junk");
-  CHECK(error_of(junk).find("not valid gzip data in member 2") != std::string::npos);
+  CHECK(error_of(junk) ==
+        junk + ": the CSV file has bytes after gzip member 1 that are neither " +
+            "a gzip member nor zero padding (from compressed byte " +
+            std::to_string(gzip(a).size()) +
+            "); expected a complete gzip file with nothing after its last member");
+  const std::string zeros_then_junk =
+      write(d / "zj.gz", gzip(a) + gzip(b) + std::string(3, '\0') + "x");
+  CHECK(error_of(zeros_then_junk).find("after gzip member 2 that are neither") !=
+        std::string::npos);
+  // Zero padding after the last member (dd, tape blocks) is read past, as gzip -d does,
+  // also when it spans read chunks.
+  CHECK(read_input_data(write(d / "padded.gz", gzip(a) + std::string(512, '\0')), 1 << 20,
+                        "CSV file") == a);
+  CHECK(read_input_data(write(d / "long_pad.gz", gzip(c) + std::string(3 << 20, '\0')), 1 << 30,
+                        "CSV file") == c);
+  // A member whose header is damaged after its first byte is still a bad member.
+  CHECK(error_of(write(d / "half.gz", gzip(a) + "\x1f junk"))
+            .find("not valid gzip data in member 2") != std::string::npos);
   // A second member cut short.
   const std::string second = gzip(b);
   CHECK(error_of(write(d / "cut2.gz", gzip(a) + second.substr(0, 12)))

@@ -50,6 +50,7 @@ TEST_CASE("inspect reads a .csv.gz, gzip under any name, and standard input") {
   const Run piped = sh("cat " + csv + " | " + kBin + " inspect -");
   CHECK(piped.code == 0);
   CHECK(after_file_line(piped.out) == after_file_line(plain.out));
+  CHECK(contains(piped.out, "file       <stdin>\n"));
   const Run piped_gz = sh("cat " + s.dir + "/etth1_head.csv.gz | " + kBin + " inspect -");
   CHECK(piped_gz.code == 0);
   CHECK(after_file_line(piped_gz.out) == after_file_line(plain.out));
@@ -108,6 +109,10 @@ TEST_CASE("predict -i - and -i data.csv.gz forecast what the plain file forecast
   CHECK(eval_plain.code == 0);
   CHECK(eval_gz.code == 0);
   CHECK(contains(eval_gz.out, "test"));
+  const Run eval_stdin = sh("cat " + gz + " | " + kBin + " evaluate -m " + m.model +
+                            " -i - --json " + m.dir + "/stdin.json");
+  CHECK_MESSAGE(eval_stdin.code == 0, eval_stdin.out);
+  CHECK(contains(cli_test::slurp(m.dir + "/stdin.json"), "\"input\": \"<stdin>\""));
   // Several inputs: standard input is named "stdin" in the long CSV's series column.
   const Run two = sh("cat " + gz + " | " + predict + " -i - -i " + m.csv);
   CHECK_MESSAGE(two.code == 0, two.out);

@@ -64,6 +64,35 @@ TEST_CASE("score: the table, the per-series CSV and the JSON") {
   CHECK(j["methods"]["attnfc"]["smape"].get<double>() > 0);
 }
 
+// The file with ';' between fields and ',' as the decimal mark.
+std::string to_semicolon_comma(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) c = c == ',' ? ';' : c == '.' ? ',' : c;
+  return out;
+}
+
+TEST_CASE("score: files with a decimal comma, read with --delimiter and --decimal") {
+  const ScoreFiles f;
+  const std::string base = f.dir + "/m.json", comma = f.dir + "/m2.json";
+  REQUIRE(cli_test::run_attnfc(f.args(f.dir + "/forecast.csv") + " --out " + base).code == 0);
+  for (const char* name : {"forecast.csv", "actual.csv", "history.csv"})
+    f.write(std::string("c_") + name,
+            to_semicolon_comma(cli_test::slurp(f.dir + "/" + std::string(name))));
+  const std::string args = "score --forecast " + f.dir + "/c_forecast.csv --actual " + f.dir +
+                           "/c_actual.csv --history " + f.dir +
+                           "/c_history.csv --id-column id --season 4 --delimiter ';' ";
+  const cli_test::Run r = cli_test::run_attnfc(args + "--decimal , --out " + comma);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  const auto a = nlohmann::json::parse(cli_test::slurp(base)),
+             b = nlohmann::json::parse(cli_test::slurp(comma));
+  CHECK(b["methods"]["attnfc"]["smape"] == a["methods"]["attnfc"]["smape"]);
+  CHECK(b["methods"]["Theta"]["owa"] == a["methods"]["Theta"]["owa"]);
+  // Without --decimal the same cells are no numbers: one line naming the cell.
+  const cli_test::Run plain = cli_test::run_attnfc(args);
+  CHECK(plain.code == 2);
+  CHECK(cli_test::contains(plain.out, "c_actual.csv:2:3: column 'value': series 'A': found '"));
+}
+
 TEST_CASE("score: ids, lengths and values that do not line up are refused (exit 2)") {
   const ScoreFiles f;
   const auto refused = [&](const std::string& name, const std::string& text,

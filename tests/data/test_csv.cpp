@@ -108,6 +108,19 @@ TEST_CASE("column summaries tell numbers, times and text apart") {
   CHECK(s[2].kind == ColumnKind::kText);
   CHECK(s[2].first_text == "SE");
   CHECK(s[3].kind == ColumnKind::kEmpty);
+  // Slash and dot dates are times, as load_series reads them; with a date_format, cells in it.
+  const CsvTable d = CsvTable::parse(
+      "a;b;c;d\n01/02/2023;13.02.2023 10:00;2023-02-01T10:00:00Z;Feb 1\n"
+      "02/02/2023;14.02.2023 10:00;2023-02-01T11:00:00+01:00;Feb 2\n",
+      "d.csv", ';');
+  const auto ds = summarize_columns(d);
+  CHECK(ds[0].kind == ColumnKind::kTime);
+  CHECK(ds[1].kind == ColumnKind::kTime);
+  CHECK(ds[2].kind == ColumnKind::kTime);  // ISO with Z or an offset
+  CHECK(ds[3].kind == ColumnKind::kText);
+  const auto zs = summarize_columns(d, {}, "%Y-%m-%dT%H:%M:%S%z");
+  CHECK(zs[2].kind == ColumnKind::kTime);
+  CHECK(zs[0].kind == ColumnKind::kText);  // under a format, only cells in it
 }
 
 TEST_CASE("error: empty file") {

@@ -8,6 +8,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/series.hpp"
+#include "attnfc/data/time.hpp"
 
 using namespace attnfc::data;
 
@@ -133,6 +134,28 @@ TEST_CASE("formats: date_format reads day-first dates, times, and offsets to UTC
   s = load("when,v\n2023-01-01T10:00:00+0200,1\n2023-01-01T11:00:00+02:00,2\n", opt);
   CHECK(s.timestamps[0] == to_unix_seconds(2023, 1, 1, 8));
   CHECK(s.timestamps[1] == to_unix_seconds(2023, 1, 1, 9));
+  // ISO 8601's Z for UTC under %z.
+  s = load("when,v\n2023-01-01T10:00:00Z,1\n2023-01-01T12:00:00+01:00,2\n", opt);
+  CHECK(s.timestamps[0] == to_unix_seconds(2023, 1, 1, 10));
+  CHECK(s.timestamps[1] == to_unix_seconds(2023, 1, 1, 11));
+  CHECK_FALSE(parse_timestamp_as("2023-01-01T10:00:00Q", opt.date_format));
+  CHECK_FALSE(parse_timestamp_as("2023-01-01T10:00:00Z", "%Y-%m-%dT%H:%M:%S"));
+}
+
+TEST_CASE("formats: config dates (split dates) in date_format or ISO; the error names both") {
+  CHECK(parse_timestamp_or_throw("01/02/2023", "data.split.val_start", "%d/%m/%Y") ==
+        to_unix_seconds(2023, 2, 1));
+  CHECK(parse_timestamp_or_throw("2023-02-01", "data.split.val_start", "%d/%m/%Y") ==
+        to_unix_seconds(2023, 2, 1));
+  std::string e;
+  try {
+    parse_timestamp_or_throw("1.2.2023", "data.split.test_start", "%d/%m/%Y");
+  } catch (const attnfc::InputError& x) {
+    e = x.what();
+  }
+  CHECK(e ==
+        "data.split.test_start: found '1.2.2023', expected a date in data.date_format "
+        "'%d/%m/%Y' or ISO like 2016-07-01 13:00");
 }
 
 TEST_CASE("formats: a cell not matching date_format names file:line:column, cell and format") {

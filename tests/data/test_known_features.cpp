@@ -232,3 +232,17 @@ TEST_CASE("holidays: bad files name the file, and a bad cell its line and column
         std::string::npos);
   CHECK(error_of([&] { load_holidays(dir + "absent.csv"); }).find(dir + "absent.csv") == 0);
 }
+
+TEST_CASE("holidays in data.date_format beside ISO; the error names the format") {
+  const TempDir tmp;
+  const std::string path = tmp.write("d.csv", "date\n25/12/2024\n2024-01-01\n01/05/2024\n");
+  CHECK(load_holidays(path, "%d/%m/%Y").days == std::vector<int64_t>{at("2024-01-01") / 86400,
+                                                                     at("2024-05-01") / 86400,
+                                                                     at("2024-12-25") / 86400});
+  CHECK(error_of([&] { load_holidays(path); }).find("found '25/12/2024'") != std::string::npos);
+  const std::string bad = tmp.write("b.csv", "date\n2024.12.25\n");
+  CHECK(error_of([&] { load_holidays(bad, "%d/%m/%Y"); }) ==
+        bad +
+            ":2:1: column 'date': found '2024.12.25', expected a holiday date in "
+            "data.date_format '%d/%m/%Y' (a time part, if any, 00:00)");
+}

@@ -71,6 +71,29 @@ TEST_CASE("static columns: one value per series in series order, numbers or text
   CHECK(c[0].text == std::vector<std::string>{"12", "X7"});
 }
 
+TEST_CASE("static columns in a decimal-comma file with thousands dots are numbers") {
+  CsvOptions opt;
+  opt.id_column = "id";
+  opt.value_columns = {"value"};
+  opt.delimiter = ';';
+  opt.number = parse_number_format(",", ".", ';', "data.decimal", "data.thousands");
+  const CsvTable table = CsvTable::parse(
+      "id;date;value;size\nA;2024-01-01;1,5;1.250,5\nA;2024-01-02;2;1250,50\nB;2024-01-01;3;7\n",
+      "semi.csv", ';');
+  const TimeSeries series = load_series(table, opt);
+  const std::vector<StaticColumn> cols = read_static(table, series, {"size"}, opt.number);
+  CHECK_FALSE(cols[0].categorical);
+  CHECK(cols[0].numeric == std::vector<float>{1250.5f, 7});
+  // Read with the default format the same cells are text (and differ as text).
+  CHECK(error_of([&] { read_static(table, series, {"size"}); }).find("found '1250,50' but") !=
+        std::string::npos);
+  // A bad grouping is refused, naming the cell.
+  const CsvTable bad = CsvTable::parse("id;date;value;size\nA;2024-01-01;1;1.25\n", "bad.csv", ';');
+  CHECK(error_of([&] {
+          read_static(bad, load_series(bad, opt), {"size"}, opt.number);
+        }).find("bad.csv:2:4: column 'size': found '1.25', expected groups of 3 digits") == 0);
+}
+
 TEST_CASE("static columns: every refusal names file, line, column, series and values") {
   CHECK(static_error(kPanel, {"size"}) ==
         "panel.csv:1: data.static: column 'size' not found; expected one of the columns: id, "

@@ -103,8 +103,10 @@ struct ColumnSummary {
   std::string first_text;     // first non-numeric, non-missing cell (for messages)
   size_t first_text_row = 0;  // its 0-based data row
 };
-std::vector<ColumnSummary> summarize_columns(const CsvTable& table,
-                                             const NumberFormat& format = {});
+// A time column is one whose cells all read as times: ISO, a/b/yyyy or a.b.yyyy dates
+// (either order), or `date_format` when given (data.date_format, inspect --date-format).
+std::vector<ColumnSummary> summarize_columns(const CsvTable& table, const NumberFormat& format = {},
+                                             const std::string& date_format = "");
 
 }  // namespace attnfc::data
 

@@ -66,11 +66,12 @@ struct Holidays {
 };
 
 // Reads a CSV of holiday dates: a header line, the column named "date" (any case) or else
-// the first column, one date per row in any form parse_timestamp accepts, a time part only
-// if it is 00:00. Other columns (a name) are ignored; a date twice is fine. An empty file,
-// a file without data rows, or a cell that is not a date (named by file, line, column and
-// the cell) is an InputError.
-Holidays load_holidays(const std::string& path);
+// the first column, one date per row in any form parse_timestamp accepts or in
+// `date_format` (data.date_format; "" for none), a time part only if it is 00:00. Other
+// columns (a name) are ignored; a date twice is fine. An empty file, a file without data
+// rows, or a cell that is not a date (named by file, line, column and the cell) is an
+// InputError.
+Holidays load_holidays(const std::string& path, const std::string& date_format = "");
 
 // ---- Static features (long format) ----
 
@@ -91,8 +92,10 @@ struct StaticColumn {
 // that predict reads a column as training did whatever its own cells look like (a
 // categorical column whose file holds only "10" stays categorical; a numeric one holding
 // text is refused naming the line and column).
+// Numbers are read in `number` (data.decimal, data.thousands).
 std::vector<StaticColumn> read_static(const CsvTable& table, const TimeSeries& series,
                                       const std::vector<std::string>& columns,
+                                      const NumberFormat& number = {},
                                       const std::vector<bool>* categorical = nullptr);
 
 // The encoding of static columns, fit on every series of the training file (a static value

@@ -36,10 +36,15 @@ std::optional<int64_t> parse_timestamp(std::string_view cell, TimeStyle* style =
 
 // Same, but throws InputError "<what>: found '<cell>', expected a date like 2016-07-01 ...".
 int64_t parse_timestamp_or_throw(std::string_view cell, const std::string& what);
+// Dates a user writes in a config or a side file (split dates, holidays) for a data file
+// read with data.date_format: ISO (as above) or that format (none: as above).
+int64_t parse_timestamp_or_throw(std::string_view cell, const std::string& what,
+                                 const std::string& date_format);
 
 // Parses one cell (surrounding blanks ignored) with a strftime-style format read by
 // Howard Hinnant's date::parse (%d %m %Y %y %H %M %S %b %z ...). The whole cell must
-// match and give a valid date; a %z offset converts the time to UTC. nullopt otherwise.
+// match and give a valid date; a %z offset (+0200, +02:00 or Z) converts the time to UTC.
+// nullopt otherwise.
 std::optional<int64_t> parse_timestamp_as(std::string_view cell, const std::string& format);
 // Prints `t` (UTC) with a strftime-style format (date::format).
 std::string format_timestamp_as(int64_t t, const std::string& format);

@@ -24,9 +24,10 @@ void attach_known(RunConfig& config, data::TimeSeries& series, const data::CsvTa
 
 // Predict and evaluate: the model's recipe on an input series; its static columns are read
 // from `table` and encoded with the model's encoder (a category training never saw gets
-// code 0, with one warning naming the file).
+// code 0, with one warning naming the file); numbers as the training file wrote them
+// (data.decimal, data.thousands).
 void attach_known(const std::shared_ptr<const data::KnownSource>& recipe, data::TimeSeries& series,
-                  const data::CsvTable* table);
+                  const data::CsvTable* table, const data::NumberFormat& number);
 
 // The future covariates of a predict input, by series id: its rows after the history
 // (LoadedModel::read_history) or a --future file (read_future).

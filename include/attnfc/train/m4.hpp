@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "attnfc/data/csv.hpp"
+
 namespace attnfc::train::m4 {
 
 // R's mean(): a long-double sum divided by n, then the mean of the residuals added back.
@@ -126,9 +128,11 @@ std::vector<Series> read_m4_wide(const std::string& path);
 // value_column empty = the first column that is neither id_column nor a time column
 // (time_column, or else the first of time, date, ds, timestamp). Series appear in the
 // order their ids first appear. Missing or non-numeric values are an InputError naming
-// file, line, column and id.
+// file, line, column and id. Fields split at `delimiter`, values read in `number`
+// (decimal comma, thousands separators).
 std::vector<Series> read_long(const std::string& path, const std::string& id_column,
                               const std::string& value_column = "",
-                              const std::string& time_column = "");
+                              const std::string& time_column = "", char delimiter = ',',
+                              const data::NumberFormat& number = {});
 
 }  // namespace attnfc::train::m4
