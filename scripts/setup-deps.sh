@@ -6,11 +6,14 @@ set -euo pipefail
 # jq and parallel drive scripts/sweep (its test runs in make test).
 packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev zlib1g-dev libhowardhinnant-date-dev jq parallel)
 # Optional groups, by name: `scripts/setup-deps.sh fuzz` also installs clang and its
-# libFuzzer/sanitizer runtimes (make fuzz).
+# libFuzzer/sanitizer runtimes (make fuzz); `slurm` installs Slurm (slurmctld, slurmd,
+# sbatch) and munge, which the `slurm` ctest entry starts on localhost to test
+# scripts/sweep --slurm (tests/slurm/run_slurm_test.sh).
 for group in "$@"; do
   case "$group" in
     fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "setup-deps: unknown group '$group'; expected: fuzz" >&2; exit 2 ;;
+    slurm) packages+=(slurm-wlm munge) ;;
+    *) echo "setup-deps: unknown group '$group'; expected: fuzz or slurm" >&2; exit 2 ;;
   esac
 done
 missing=()
