@@ -57,7 +57,7 @@ test-arm64:
 	@if [ -f $(ARM64BUILD)/CMakeCache.txt ] && ! grep -q '^CMAKE_TOOLCHAIN_FILE.*aarch64-linux-gnu.cmake' $(ARM64BUILD)/CMakeCache.txt; then \
 	  echo "test-arm64: $(ARM64BUILD) was configured without cmake/aarch64-linux-gnu.cmake; run 'rm -rf $(ARM64BUILD)' and try again" >&2; exit 1; fi
 	@cmake -S . -B $(ARM64BUILD) $(if $(wildcard $(ARM64BUILD)/CMakeCache.txt),,--toolchain cmake/aarch64-linux-gnu.cmake) \
-	  -DCMAKE_BUILD_TYPE=Release -DATTNFC_NATIVE=OFF -DATTNFC_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	  -DCMAKE_BUILD_TYPE=Release -DATTNFC_NATIVE=OFF -DATTNFC_BUILD_BENCH=OFF -DATTNFC_MPI=OFF $(CMAKE_FLAGS) >/dev/null
 	@start=$$(date +%s); cmake --build $(ARM64BUILD) -j $(JOBS) && \
 	  echo "test-arm64: build took $$(( $$(date +%s) - start )) s"
 	@tests="$(ARM64_TESTS)"; \

@@ -13,7 +13,8 @@ declare -A uses=(
   [nn]="autograd"
   [model]="nn"
   [data]="base"
-  [train]="model data"
+  [dist]="base"
+  [train]="model data dist"
   [cli]="train"
 )
 # Everything reachable from $1 (itself included).

@@ -3,17 +3,21 @@
 # Does nothing when everything is present; says what to run when it cannot install.
 set -euo pipefail
 
-# jq and parallel drive scripts/sweep (its test runs in make test).
-packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev zlib1g-dev libhowardhinnant-date-dev jq parallel)
+# jq and parallel drive scripts/sweep (its test runs in make test). Open MPI: data-parallel
+# training under mpirun (docs/SCALING.md); a build without it still works, one process a run.
+packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev zlib1g-dev libhowardhinnant-date-dev jq parallel libopenmpi-dev openmpi-bin)
 # Optional groups, by name: `scripts/setup-deps.sh fuzz` also installs clang and its
 # libFuzzer/sanitizer runtimes (make fuzz); `slurm` installs Slurm (slurmctld, slurmd,
 # sbatch) and munge, which the `slurm` ctest entry starts on localhost to test
-# scripts/sweep --slurm (tests/slurm/run_slurm_test.sh).
+# scripts/sweep --slurm (tests/slurm/run_slurm_test.sh); `browser` installs Debian's
+# chromium, in which the `browser` ctest entry renders `attnfc plot`'s page headless
+# (tests/browser/plot_in_chromium.sh).
 for group in "$@"; do
   case "$group" in
     fuzz) packages+=(clang libclang-rt-14-dev) ;;
     slurm) packages+=(slurm-wlm munge) ;;
-    *) echo "setup-deps: unknown group '$group'; expected: fuzz or slurm" >&2; exit 2 ;;
+    browser) packages+=(chromium) ;;
+    *) echo "setup-deps: unknown group '$group'; expected: fuzz, slurm or browser" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -15,6 +15,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
 #include "attnfc/base/json_parse.hpp"
+#include "attnfc/dist/comm.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "commands.hpp"
@@ -27,12 +28,35 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-// First Ctrl-C: finish the current step, save a resumable checkpoint, exit.
-// A second one: the default action (immediate exit) for a user who cannot wait.
-extern "C" void on_sigint(int) {
+// First Ctrl-C (SIGINT), or SIGTERM (what mpirun sends every process on Ctrl-C, and Slurm
+// on scancel or at the time limit): finish the current step, save a resumable checkpoint,
+// exit. A second one: the default action (immediate exit) for a user who cannot wait.
+extern "C" void on_interrupt(int signal) {
   g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
+  std::signal(signal, SIG_DFL);
 }
+
+// on_interrupt for SIGINT and SIGTERM while it lives; the previous handlers after.
+class InterruptSignals {
+ public:
+  InterruptSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &previous_int_);
+    ::sigaction(SIGTERM, &sa, &previous_term_);
+  }
+  ~InterruptSignals() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  InterruptSignals(const InterruptSignals&) = delete;
+  InterruptSignals& operator=(const InterruptSignals&) = delete;
+
+ private:
+  struct sigaction previous_int_ {
+  }, previous_term_{};
+};
 
 // train::train, with a run-folder error's remedy said in this command's flags.
 train::TrainResult train_naming_flags(const train::RunConfig& cfg, const train::TrainOptions& opt) {
@@ -149,15 +173,11 @@ int run_train(const TrainOptions& a) {
   opt.interrupt_after_steps = a.stop_after_steps;
   opt.progress = progress;
   g_interrupted.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction previous {};
-  ::sigaction(SIGINT, &sa, &previous);
-  std::unique_ptr<struct sigaction, void (*)(struct sigaction*)> restore(
-      &previous, [](struct sigaction* p) { ::sigaction(SIGINT, p, nullptr); });
+  const InterruptSignals signals;
 
   const train::TrainResult r = train_naming_flags(cfg, opt);
+  if (!dist::Comm::world().root())  // rank 0 of an mpirun run prints the summary
+    return r.status == train::TrainResult::Status::kInterrupted ? 130 : 0;
   switch (r.status) {
     case train::TrainResult::Status::kAlreadyFinished:
       std::printf("%s: this run already finished (see %s); nothing to resume\n", out.c_str(),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnfc/base/error.hpp"
+#include "attnfc/dist/comm.hpp"
 #include "attnfc/kernels/isa.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "commands.hpp"
@@ -31,9 +32,53 @@ void on_selected(CLI::App* sub, Handler handler) {
 void register_version_info(CLI::App& app) {
   // The kernel path in use is part of the version: results are only comparable with it.
   app.set_version_flag("--version", [] {
-    return std::string("attnfc ") + ATTNFC_VERSION + "\n" + kernels::isa_report();
+    return std::string("attnfc ") + ATTNFC_VERSION + "\n" + kernels::isa_report() +
+           "\nMPI: " + dist::mpi_description();
   });
 }
+
+namespace {
+
+// The selected command's handler, its errors mapped to exit codes (README): 2 bad usage
+// or input (InputError), 1 runtime failures, such as a write that failed (OutputError:
+// full disk, read-only folder, closed stdout). An error in one process of an mpirun run
+// stops them all. -1 when no command was selected.
+int dispatch() {
+  for (auto& [sub, handler] : handlers()) {
+    if (!sub->parsed()) continue;
+    int code = 0;
+    try {
+      code = handler();
+      finish_stdout();  // whatever was printed must have arrived
+      return code;
+    } catch (const InputError& e) {
+      spdlog::error("{}", e.what());
+      code = 2;
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      code = 1;
+    }
+    dist::Comm::abort_run(code);
+    return code;
+  }
+  return -1;
+}
+
+// `attnfc train` under mpirun or srun: one process of a data-parallel run. Only rank 0
+// reports; the others say only what goes wrong.
+bool start_processes(int& argc, char**& argv) {
+  try {
+    dist::Comm::start(&argc, &argv);
+  } catch (const InputError& e) {
+    spdlog::error("{}", e.what());
+    return false;
+  }
+  if (!dist::Comm::world().root() && spdlog::get_level() < spdlog::level::warn)
+    spdlog::set_level(spdlog::level::warn);
+  return true;
+}
+
+}  // namespace
 
 // --log-level and --threads, for every command.
 void add_global_options(CLI::App& app, std::string& log_level, int& threads) {
@@ -103,22 +148,11 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   kernels::set_threads(threads > 0 ? threads : kernels::default_threads());
 
-  // Exit codes (README): 2 bad usage or input (InputError), 1 runtime failures, such
-  // as a write that failed (OutputError: full disk, read-only folder, closed stdout).
-  for (auto& [sub, handler] : cli::handlers()) {
-    if (!sub->parsed()) continue;
-    try {
-      const int code = handler();
-      cli::finish_stdout();  // whatever was printed must have arrived
-      return code;
-    } catch (const InputError& e) {
-      spdlog::error("{}", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
-      return 1;
-    }
-  }
+  if (training && !cli::start_processes(argc, argv)) return 2;
+  struct StopProcesses {
+    ~StopProcesses() { dist::Comm::stop(); }
+  } stop_processes;
+  if (const int code = cli::dispatch(); code >= 0) return code;
   try {
     cli::write_stdout(app.help());
     cli::finish_stdout();

@@ -102,12 +102,17 @@ WindowRef WindowSampler::window(size_t position) const {
 
 size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {
   const size_t batch_size = static_cast<size_t>(out.capacity);
-  const size_t first = batch_index * batch_size;
-  if (batch_size == 0 || first >= order_.size()) return 0;
+  return fill_samples(batch_index * batch_size, batch_size, out);
+}
+
+size_t WindowSampler::fill_samples(size_t first, size_t max_count, SampleBuffers& out) const {
+  if (max_count > static_cast<size_t>(out.capacity))
+    throw std::invalid_argument("WindowSampler::fill_samples: more samples than the buffers hold");
+  if (max_count == 0 || first >= order_.size()) return 0;
   if (static_cast<size_t>(out.context) != context_ ||
       static_cast<size_t>(out.horizon) != horizon_ || static_cast<size_t>(out.width) != width_)
     throw std::invalid_argument("WindowSampler::fill_batch: buffers of another sample shape");
-  const size_t count = std::min(batch_size, order_.size() - first);
+  const size_t count = std::min(max_count, order_.size() - first);
   const size_t nc = series_->num_channels();
   const float* values = series_->values.data();
   const uint8_t* observed = series_->observed.data();

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "attnfc/autograd/ops.hpp"
 #include "attnfc/base/atomic_file.hpp"
+#include "attnfc/dist/comm.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/train/calibration.hpp"
@@ -34,25 +36,72 @@ std::string step_name(const LoopState& st) {
   return step_name(st.global_step, st.epoch, st.step_in_epoch);
 }
 
-// One optimiser step on batch `st.step_in_epoch`; returns its loss and the samples used.
-double train_step(Training& t, int64_t& samples) {
-  const TrainConfig& tc = t.config.train;
-  LoopState& st = t.state;
-  const auto n = static_cast<int64_t>(t.train_windows.fill_batch(st.step_in_epoch, t.batch));
+[[noreturn]] void diverged(const LoopState& st, double loss) {
+  throw std::runtime_error("training diverged at " + step_name(st) + ": the loss is " +
+                           std::to_string(loss) +
+                           "; no model was saved from this step. "
+                           "Try a lower train.lr or train.grad_clip, or check the data");
+}
+
+// The gradient of the whole batch at once (train.micro_batches 1, one process); returns
+// the batch's loss and its size.
+double batch_gradient(Training& t, int64_t& n) {
+  const LoopState& st = t.state;
+  n = static_cast<int64_t>(t.train_windows.fill_batch(st.step_in_epoch, t.batch));
   t.graph.reset();
   ag::GraphScope scope(t.graph);
   t.params.zero_grad();
   const model::ForwardOptions fo{
       .training = true,
-      .dropout_seed = kernels::random_bits(tc.seed ^ kDropoutStream, st.global_step)};
+      .dropout_seed = kernels::random_bits(t.config.train.seed ^ kDropoutStream, st.global_step)};
   const ag::Tensor loss = t.net.loss(t.batch.view(n), fo);
   const double lv = loss.item();
-  if (!std::isfinite(lv))
-    throw std::runtime_error("training diverged at " + step_name(st) + ": the loss is " +
-                             std::to_string(lv) +
-                             "; no model was saved from this step. "
-                             "Try a lower train.lr or train.grad_clip, or check the data");
+  if (!std::isfinite(lv)) diverged(st, lv);
   t.graph.backward(loss);
+  return lv;
+}
+
+// The same as a sum over the batch's micro-batches (GradientSum): this process computes
+// its parts and every process ends with the sum. Part k's dropout draws from (step, k).
+double micro_batch_gradient(Training& t, int64_t& n) {
+  const TrainConfig& tc = t.config.train;
+  const LoopState& st = t.state;
+  const int64_t B = tc.batch_size, first = st.step_in_epoch * B;
+  n = std::min<int64_t>(B, static_cast<int64_t>(t.train_windows.num_windows()) - first);
+  const uint64_t step_seed = kernels::random_bits(tc.seed ^ kDropoutStream, st.global_step);
+  const dist::Comm& comm = dist::Comm::world();
+  const auto [begin, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
+  t.grad_sum.begin();
+  for (int k = begin; k < end; ++k) {
+    const auto [offset, size] = micro_batch_range(n, k, tc.micro_batches);
+    if (size == 0) break;  // the parts after an empty one are empty too
+    t.train_windows.fill_samples(static_cast<size_t>(first + offset), static_cast<size_t>(size),
+                                 t.batch);
+    t.graph.reset();
+    ag::GraphScope scope(t.graph);
+    t.params.zero_grad();
+    const model::ForwardOptions fo{.training = true,
+                                   .dropout_seed = kernels::random_bits(step_seed, k)};
+    const ag::Tensor loss = ag::scale(t.net.loss(t.batch.view(size), fo),
+                                      static_cast<float>(size) / static_cast<float>(n));
+    const double lv = loss.item();
+    t.graph.backward(loss);
+    t.grad_sum.add(t.params, lv);
+  }
+  // Checked on the sum, which every process holds: they all stop at the same step.
+  const double lv = t.grad_sum.finish(t.params);
+  if (!std::isfinite(lv)) diverged(st, lv);
+  return lv;
+}
+
+// One optimiser step on batch `st.step_in_epoch`; returns its loss and the samples used.
+double train_step(Training& t, int64_t& samples) {
+  const TrainConfig& tc = t.config.train;
+  LoopState& st = t.state;
+  int64_t n = 0;
+  const double lv = tc.micro_batches == 1 && dist::Comm::world().size() == 1
+                        ? batch_gradient(t, n)
+                        : micro_batch_gradient(t, n);
   const float norm =
       ag::clip_grad_norm(t.params, tc.grad_clip > 0 ? static_cast<float>(tc.grad_clip) : INFINITY);
   if (!std::isfinite(norm))
@@ -83,17 +132,20 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Prog
     ++st.step_in_epoch, ++st.global_step, ++steps_this_call;
     progress.step(st.epoch + 1, st.step_in_epoch, st.epoch_loss_sum / st.step_in_epoch,
                   st.last_val);
-    const bool stop_now =
+    // Every process of an mpirun run stops after the same step: a signal may reach them
+    // a step apart.
+    const bool stop_now = dist::Comm::world().any(
         (opt.interrupt && opt.interrupt->load()) ||
-        (opt.interrupt_after_steps > 0 && steps_this_call >= opt.interrupt_after_steps);
+        (opt.interrupt_after_steps > 0 && steps_this_call >= opt.interrupt_after_steps));
     if (stop_now) {
       progress.finish();
       st.epoch_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       save_checkpoint(t, paths);
-      spdlog::warn("interrupted at {}; saved a resumable checkpoint to {}",
-                   step_name(st.global_step - 1, st.epoch, st.step_in_epoch - 1),
-                   paths.checkpoint());
+      if (dist::Comm::world().root())  // the one that saved it
+        spdlog::warn("interrupted at {}; saved a resumable checkpoint to {}",
+                     step_name(st.global_step - 1, st.epoch, st.step_in_epoch - 1),
+                     paths.checkpoint());
       return false;
     }
   }
@@ -121,7 +173,8 @@ void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double se
   st.records.push_back(rec);
   if (rec.best) save_model(t, paths.model(), rec.epoch);
   progress.epoch_done(rec, tc.patience > 0 ? tc.patience - st.stopper.bad_epochs() : -1);
-  write_file_atomic(paths.train_log(), format_train_log(st.records));
+  if (dist::Comm::world().root())
+    write_file_atomic(paths.train_log(), format_train_log(st.records));
   if (st.stopper.should_stop())
     spdlog::info("early stopping: no improvement for {} epochs", tc.patience);
   ++st.epoch;
@@ -152,6 +205,14 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
   const LoopState& st = t.state;
   if (st.stopper.best_epoch() < 0)
     throw std::runtime_error("no epoch produced a finite validation loss; no model was saved");
+  if (!dist::Comm::world().root())  // rank 0 scores the kept model and writes metrics.json
+    return {TrainResult::Status::kFinished,
+            st.epoch,
+            st.stopper.best_epoch(),
+            st.stopper.best(),
+            st.global_step,
+            nullptr,
+            steps_this_call};
   model::Checkpoint::read(paths.model()).load_into(t.net);
   const std::optional<Calibration> cal = calibrate_kept(t, paths);
   TrainResult result{TrainResult::Status::kFinished,

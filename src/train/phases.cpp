@@ -12,6 +12,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/data/known_source.hpp"
+#include "attnfc/dist/comm.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/known_setup.hpp"
@@ -96,7 +97,8 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
                     static_cast<size_t>(config_.model.horizon), config_.model.channel_mode),
       steps_per_epoch(epoch_steps(config_.train, train_windows)),
       batch(config_.train.batch_size, config_.model.context_length, config_.model.horizon,
-            static_cast<int64_t>(train_windows.width())) {
+            static_cast<int64_t>(train_windows.width())),
+      grad_sum(params, dist::Comm::world(), config_.train.micro_batches) {
   const TrainConfig& tc = config.train;
   data::reserve_known(data_.scorer->scaled(), batch);
   adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
@@ -123,7 +125,9 @@ double Training::validation_mse() const {
   return data.scorer->validation_mse({&net}, config.train.max_val_windows);
 }
 
+// Rank 0 alone writes the run folder; the others hold the same model (grad_sum.hpp).
 void save_checkpoint(const Training& t, const RunPaths& paths) {
+  if (!dist::Comm::world().root()) return;
   auto m = t.meta;
   m["train_state"] = t.state.to_json().dump();
   model::save_checkpoint(paths.checkpoint(), t.net, m, t.adam.state());
@@ -161,6 +165,7 @@ void start_fresh(Training& t, const RunPaths& paths) {
 }
 
 void save_model(const Training& t, const std::string& path, int epoch) {
+  if (!dist::Comm::world().root()) return;
   auto m = t.meta;
   m["epoch"] = std::to_string(epoch);
   model::save_checkpoint(path, t.net, m);

@@ -25,6 +25,7 @@
 #include "attnfc/data/split.hpp"
 #include "attnfc/data/window.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/grad_sum.hpp"
 #include "attnfc/train/progress.hpp"
 #include "attnfc/train/run_folder.hpp"
 #include "attnfc/train/scorer.hpp"
@@ -62,6 +63,7 @@ struct Training {
   std::map<std::string, std::string> meta;  // the model file's metadata
   SampleBuffers batch;
   ag::Graph graph;
+  GradientSum grad_sum;  // train.micro_batches > 1 or several processes
   LoopState state;
 
   // The validation metric of the network as it is now (Scorer::validation_mse).

@@ -172,6 +172,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   TrainConfig t;
   t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 1, 100000));
   t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
+  t.micro_batches = static_cast<int>(s.get_int("micro_batches", t.micro_batches, 1, 4096));
   t.lr = s.get_number("lr", t.lr, 0, 10, true);
   t.min_lr = s.get_number("min_lr", t.min_lr, 0, 10);
   t.schedule = get_enum(s, "schedule", t.schedule);
@@ -212,6 +213,10 @@ TrainConfig parse_train(const nlohmann::json& section) {
                      std::to_string(kMaxSeed - (t.ensemble - 1) * kEnsembleSeedStride) +
                      " with train.ensemble " + std::to_string(t.ensemble) +
                      " (member seeds are seed + k * " + std::to_string(kEnsembleSeedStride) + ")");
+  if (t.micro_batches > t.batch_size)
+    throw InputError("train.micro_batches: found " + std::to_string(t.micro_batches) +
+                     ", expected at most train.batch_size (" + std::to_string(t.batch_size) +
+                     "): each part of a batch needs a sample");
   if (t.min_lr > t.lr)
     throw InputError("train.min_lr: found " + std::to_string(t.min_lr) +
                      ", expected at most train.lr (" + std::to_string(t.lr) + ")");
@@ -280,6 +285,7 @@ nlohmann::json to_json(const RunConfig& r) {
   const TrainConfig& t = r.train;
   nlohmann::json train = {{"epochs", t.epochs},
                           {"batch_size", t.batch_size},
+                          {"micro_batches", t.micro_batches},
                           {"lr", t.lr},
                           {"min_lr", t.min_lr},
                           {"schedule", enum_name(t.schedule)},

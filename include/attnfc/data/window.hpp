@@ -67,6 +67,9 @@ class WindowSampler {
   //                     series' missing policy is kMask; 0 for a past covariate (a channel at or
   //                     after series.target_channels, mixed samples)
   size_t fill_batch(size_t batch_index, SampleBuffers& out) const;
+  // The same for order[first, first + min(max_count, num_windows() - first)), into samples
+  // 0.. of `out` (max_count at most out.capacity): one micro-batch of a batch.
+  size_t fill_samples(size_t first, size_t max_count, SampleBuffers& out) const;
 
  private:
   const TimeSeries* series_;

@@ -54,6 +54,10 @@ struct DataConfig {
 struct TrainConfig {
   int epochs = 10;
   int batch_size = 32;
+  // Each step's batch in this many fixed, contiguous parts whose gradients are summed in
+  // part order (train/grad_sum.hpp): the rule that makes an mpirun run of N <= micro_batches
+  // processes give the model of one process, bit for bit. 1 = the batch at once.
+  int micro_batches = 1;
   double lr = 1e-3;
   double min_lr = 0.0;
   ScheduleKind schedule = ScheduleKind::kCosine;
