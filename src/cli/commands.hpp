@@ -7,6 +7,7 @@
 //   0 success, 1 runtime failure, 2 bad usage or input (InputError).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,11 +95,13 @@ struct EvaluateOptions {
 };
 int run_evaluate(const EvaluateOptions& a);
 
-// `attnfc plot` (cmd_plot.cpp).
+// `attnfc plot` (cmd_plot.cpp; the page: plot_data, plot_page).
 struct PlotOptions {
   std::string model, input, output, split = "test", log;
-  long window = -1;
-  int max_channels = 6;
+  long window = -1;            // the window shown first; -1 = the split's last
+  int windows = 4;             // windows offered, spread evenly over the split
+  std::optional<int> history;  // steps drawn before each origin (none: min(L, 2H))
+  int max_channels = 6;        // target columns drawn
 };
 int run_plot(const PlotOptions& a);
 

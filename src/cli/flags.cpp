@@ -214,13 +214,21 @@ void register_evaluate(CLI::App& app) {
 void register_plot(CLI::App& app) {
   auto a = std::make_shared<PlotOptions>();
   CLI::App* sub = app.add_subcommand(
-      "plot", "Write an HTML page: forecast vs actual, training curves, attention maps");
+      "plot",
+      "Write an HTML page: forecasts vs actual beside the baselines, metrics, the forecast "
+      "after the data, training curves, attention maps");
   sub->footer(
       "Examples:\n"
       "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv\n"
       "  attnfc plot --model runs/demo/model.safetensors --input datasets/ETTh1.csv \\\n"
-      "              --split val --window 0 --output val0.html\n"
-      "The page is self-contained (inline SVG): open it in any browser, attach it anywhere.");
+      "              --split val --window 0 --windows 6 --history 336 --output val.html\n"
+      "The page is one self-contained HTML file (inline SVG and CSS, no script, no network):\n"
+      "open it in any browser, attach it anywhere. It shows --windows windows of the split\n"
+      "(a picker switches between them), each in dates with the history, the actuals, the\n"
+      "model, its linear start and the baselines evaluate scores (repeat-last, seasonal-naive,\n"
+      "nlinear), a quantile model's fan, and their errors; the metrics over the whole split;\n"
+      "the forecast after the last row, as predict makes it; the training curves with epoch 0\n"
+      "and the kept epoch; the attention maps with lags and a colour scale.");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
   sub->add_option("--input,-i", a->input,
                   "CSV the model forecasts (.csv.gz too; - for standard input)")
@@ -228,7 +236,16 @@ void register_plot(CLI::App& app) {
   sub->add_option("--split", a->split, "test or val")
       ->check(CLI::IsMember({"test", "val"}))
       ->capture_default_str();
-  sub->add_option("--window", a->window, "Window index in the split (-1 = the last one)")
+  sub->add_option("--window", a->window,
+                  "The window shown first, its index in the split (-1 = the last one)")
+      ->capture_default_str();
+  sub->add_option("--windows", a->windows,
+                  "Windows to offer, spread evenly over the split (1..50; --window among them)")
+      ->capture_default_str();
+  sub->add_option("--history", a->history,
+                  "Steps drawn before each forecast origin (default: context and 2 x horizon, "
+                  "the fewer)");
+  sub->add_option("--max-channels", a->max_channels, "Target columns drawn, the first ones")
       ->capture_default_str();
   sub->add_option("--log", a->log, "train_log.csv (default: the one beside the model)");
   sub->add_option("--output,-o", a->output, "HTML file (default: plot.html beside the model)");
