@@ -173,19 +173,20 @@ std::vector<double> log_ticks(double lo, double hi, int max_ticks) {
   if (!(lo > 0) || !(hi > lo)) return value_ticks(lo, hi, max_ticks);
   const int first = static_cast<int>(std::ceil(std::log10(lo) - 1e-9));
   const int last = static_cast<int>(std::floor(std::log10(hi) + 1e-9));
+  const auto decade = [](int e) { return e < 0 ? 1 / std::pow(10.0, -e) : std::pow(10.0, e); };
+  // 1, 2 and 5 of each decade when they fit: a range of one or two decades reads better.
   std::vector<double> out;
-  if (last - first >= 1) {
-    const int every = (last - first) / std::max(1, max_ticks) + 1;  // thin very long ranges
-    for (int e = first; e <= last; e += every) out.push_back(std::pow(10.0, e));
-    return out;
-  }
   for (int e = first - 1; e <= last; ++e)
     for (const double f : {1.0, 2.0, 5.0}) {
-      const double v = f * std::pow(10.0, e);
+      const double v = e < 0 ? f / std::pow(10.0, -e) : f * std::pow(10.0, e);
       if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push_back(v);
     }
   if (out.size() >= 2 && out.size() <= static_cast<size_t>(max_ticks)) return out;
-  return value_ticks(lo, hi, max_ticks);
+  if (last - first < 1) return value_ticks(lo, hi, max_ticks);
+  out.clear();
+  const int every = (last - first) / std::max(1, max_ticks) + 1;  // thin very long ranges
+  for (int e = first; e <= last; e += every) out.push_back(decade(e));
+  return out;
 }
 
 std::string format_number(double v) {

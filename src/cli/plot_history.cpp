@@ -83,8 +83,15 @@ TrainingCurve read_curve(const std::string& suffix, const std::string& log, int 
 std::vector<TrainingCurve> gather_curves(const PlotOptions& a, const train::LoadedModel& lm) {
   std::vector<TrainingCurve> out;
   const auto logs = training_logs(a, lm);
-  for (const auto& [suffix, log] : logs)
-    if (fs::exists(log)) out.push_back(read_curve(suffix, log, logs.size() == 1 ? lm.epoch : -1));
+  for (const auto& [suffix, log] : logs) {
+    if (!fs::exists(log)) continue;
+    // The model file's epoch is the kept one of its own run's log only, not of a --log
+    // from elsewhere.
+    const fs::path folder = fs::absolute(log).parent_path();
+    const bool own =
+        logs.size() == 1 && fs::equivalent(folder, fs::absolute(a.model).parent_path());
+    out.push_back(read_curve(suffix, log, own ? lm.epoch : -1));
+  }
   return out;
 }
 

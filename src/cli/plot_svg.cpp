@@ -69,7 +69,7 @@ Frame frame_of(const ChartSpec& c, int height) {
 }
 
 void draw_y_axis(std::ostringstream& s, const ChartSpec& c, const Frame& f) {
-  const int max_ticks = std::max(2, static_cast<int>((f.bottom - f.top) / 40));
+  const int max_ticks = std::max(2, static_cast<int>((f.bottom - f.top) / 32));
   const double lo = c.log_y ? std::pow(10.0, f.y0) : f.y0,
                hi = c.log_y ? std::pow(10.0, f.y1) : f.y1;
   for (const double v : c.log_y ? log_ticks(lo, hi, max_ticks) : value_ticks(lo, hi, max_ticks)) {
