@@ -43,7 +43,10 @@ void read_metrics(TrainingCurve& c, const fs::path& metrics) {
     if (j.contains("best_epoch") && j["best_epoch"].is_number_integer())
       c.kept_epoch = j["best_epoch"].get<int>();
     const nlohmann::json start = j.value("linear_start", nlohmann::json());
-    if (start.is_object() && start.value("val_mse", nlohmann::json()).is_number()) {
+    if (j.value("initial_val_loss", nlohmann::json()).is_number()) {  // every run since then
+      c.epoch0_val = j["initial_val_loss"].get<double>();
+      c.epoch0_what = start.is_object() ? "linear start" : "initial model";
+    } else if (start.is_object() && start.value("val_mse", nlohmann::json()).is_number()) {
       c.epoch0_val = start["val_mse"].get<double>();
       c.epoch0_what = "linear start";
     } else if (c.kept_epoch == 0 && j.value("best_val_loss", nlohmann::json()).is_number()) {
@@ -51,8 +54,8 @@ void read_metrics(TrainingCurve& c, const fs::path& metrics) {
       c.epoch0_what = "initial model";
     } else {
       c.note =
-          "epoch 0 not marked: the run records its validation MSE only for a linear "
-          "start (model.linear_lookback) or when it keeps the untrained model";
+          "epoch 0 not marked: this run's metrics.json predates initial_val_loss and it had "
+          "no linear start (model.linear_lookback) and kept a trained epoch";
     }
   } catch (const InputError& e) {
     c.note = std::string("epoch 0 and the kept epoch not marked: ") + e.what();

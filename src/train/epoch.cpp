@@ -247,6 +247,7 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                   {"parameters", t.net.num_parameters()},
                   {"train_seconds", total_seconds}});
   if (!st.linear_start.is_null()) metrics["linear_start"] = st.linear_start;
+  if (std::isfinite(st.initial_val_loss)) metrics["initial_val_loss"] = st.initial_val_loss;
   const KeptModel kept{result.best_epoch, result.best_epoch == 0, !st.linear_start.is_null()};
   metrics["kept"] = kept_entry(kept);
   metrics["warnings"] = kept_model_warnings(metrics, kept);

@@ -1,6 +1,7 @@
 // Saving and range-checked loading of the loop position (loop_state.hpp).
 #include "loop_state.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include "attnfc/base/error.hpp"
@@ -18,7 +19,9 @@ nlohmann::json LoopState::to_json() const {
           {"epoch_seconds", epoch_seconds},
           {"early_stopping", stopper.to_json()},
           {"records", recs},
-          {"linear_start", linear_start}};
+          {"linear_start", linear_start},
+          {"initial_val_loss",
+           std::isfinite(initial_val_loss) ? nlohmann::json(initial_val_loss) : nlohmann::json()}};
 }
 
 namespace {
@@ -49,6 +52,10 @@ LoopState load_loop_state(const std::string& text, const std::string& source, in
     st.epoch_seconds = s.get_number("epoch_seconds", 0, 0, kHuge);
     st.linear_start = s.has("linear_start") ? j.at("linear_start") : nlohmann::json();
     s.allow("linear_start");
+    // Absent in checkpoints written before it was kept, null when not finite: unknown.
+    if (s.has("initial_val_loss") && j.at("initial_val_loss").is_number())
+      st.initial_val_loss = s.get_number("initial_val_loss", 0, 0, kHuge);
+    s.allow("initial_val_loss");
     const nlohmann::json& stop = s.get_object("early_stopping");
     const nlohmann::json& recs = j.at("records");
     s.allow("records");

@@ -3,6 +3,7 @@
 // whole state of a run: randomness is counter-based (shuffle = f(seed, epoch), dropout =
 // f(seed, step)), so a resumed run ends with the same parameters, bit for bit, as one that
 // was never interrupted. Saved in the checkpoint's "train_state" metadata.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct LoopState {
   // The least-squares start of the linear shortcut (ridge, windows, validation MSE), or
   // null. Kept here so a resumed run still reports it in metrics.json.
   nlohmann::json linear_start;
+  // Epoch 0's validation MSE (the model before training, the early stopper's first update):
+  // metrics.json records it so the training curve can show where training started. NaN
+  // when unknown (a checkpoint from before it was kept).
+  double initial_val_loss = NAN;
   // The latest validation MSE, for the progress line (not saved: on resume it is the
   // last record's).
   double last_val = 0;

@@ -157,7 +157,7 @@ void start_fresh(Training& t, const RunPaths& paths) {
   // with a least-squares shortcut or a zero head it is already a fair forecaster, and
   // when no training epoch beats it on validation, the run keeps it instead of an
   // epoch that only overfitted.
-  t.state.last_val = t.validation_mse();
+  t.state.last_val = t.state.initial_val_loss = t.validation_mse();
   spdlog::info("initial model: validation MSE {:.5f}", t.state.last_val);
   // Kept to be scored beside the final model (and usable as a model of its own).
   if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);

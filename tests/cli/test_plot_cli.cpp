@@ -222,3 +222,25 @@ TEST_CASE("plot: bad options are one line and exit 2") {
   CHECK(over.code == 2);
   CHECK(contains(over.out, "is the same file as --input"));
 }
+
+TEST_CASE("plot: epoch 0 is marked for a run without a linear start too") {
+  const PlotRun& base = plot_run();
+  const std::string dir = base.dir + "/no_start";
+  std::ofstream(base.dir + "/no_start.json") << R"({
+  "data": {"path": ")" + base.csv + R"(", "columns": ["OT"],
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0, "linear_lookback": 0},
+  "train": {"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
+})";
+  const Run r = run_attnfc("train --config " + base.dir + "/no_start.json --out " + dir);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(nlohmann::json::parse(slurp(dir + "/metrics.json"))["initial_val_loss"].is_number());
+  const Run p = run_attnfc("plot -m " + dir + "/model.safetensors -i " + base.csv + " -o " + dir +
+                           "/page.html");
+  REQUIRE_MESSAGE(p.code == 0, p.out);
+  const std::string html = slurp(dir + "/page.html");
+  CHECK(contains(html, "<g class='epoch0-marker'>"));
+  CHECK(contains(html, "epoch 0 (initial model): "));
+  CHECK_FALSE(contains(html, "epoch 0 not marked"));
+}

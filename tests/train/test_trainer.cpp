@@ -77,6 +77,9 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   CHECK(std::count(std::begin(kRidgeCandidates), std::end(kRidgeCandidates), ridge) == 1);
   CHECK(metrics["linear_start"]["windows"].get<int>() == 2 * (400 - 32 - 8 + 1));  // 2 channels
   CHECK(metrics["linear_start"]["val_mse"].get<double>() > 0);
+  // Epoch 0 (here the least-squares start) is on record for the training curve.
+  CHECK(metrics["initial_val_loss"].get<double>() ==
+        doctest::Approx(metrics["linear_start"]["val_mse"].get<double>()).epsilon(1e-6));
 
   // Interrupt twice (mid-epoch, and again after resuming), then finish.
   TrainOptions b{dir + "/b"};
@@ -96,6 +99,8 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   // Resuming does not fit the start again; the record comes from the checkpoint.
   CHECK(nlohmann::json::parse(slurp(dir + "/b/metrics.json"))["linear_start"] ==
         metrics["linear_start"]);
+  CHECK(nlohmann::json::parse(slurp(dir + "/b/metrics.json"))["initial_val_loss"] ==
+        metrics["initial_val_loss"]);
   CHECK(train::train(cfg, b).status == TrainResult::Status::kAlreadyFinished);
 
   // A different config cannot resume this run.
