@@ -115,6 +115,33 @@ cmp uninterrupted/model.safetensors ctrl_c/model.safetensors ||
   fail "Ctrl-C on a 2-process run, resumed by one process, gave another model"
 echo "mpi: Ctrl-C on mpirun -np 2 (exit $rc), resumed by one process: the uninterrupted model"
 
+# A lost process (SIGKILL to one rank after the first epoch): Open MPI stops the whole job
+# within seconds, the folder keeps the last epoch's checkpoint, and one process resumes it
+# to the uninterrupted model.
+set -m
+"${MPIRUN[@]}" -np 2 "$BIN" --log-level warn --threads 1 train --config config.json \
+  "${long[@]}" --out lost >lost.log 2>&1 &
+launcher=$!
+set +m
+for _ in $(seq 600); do [ -s lost/train_log.csv ] && break; sleep 0.1; done
+victim=$(pgrep -f "^$BIN .*--out lost" | tail -n 1)
+[ -n "$victim" ] || fail "no attnfc process of the 'lost' run to kill"
+kill -KILL "$victim"
+for _ in $(seq 300); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$launcher" 2>/dev/null; then
+  kill -KILL "$launcher"
+  fail "mpirun still ran 30 s after one of its processes was killed"
+fi
+rc=0
+wait "$launcher" || rc=$?
+[ "$rc" != 0 ] || fail "mpirun exited 0 after losing a process"
+[ ! -f lost/metrics.json ] || fail "the run ended before the kill reached it (make it longer)"
+"$BIN" --log-level warn --threads 1 train --out lost --resume >lost_resumed.log 2>&1 ||
+  { cat lost.log lost_resumed.log >&2; fail "resuming the run that lost a process"; }
+cmp uninterrupted/model.safetensors lost/model.safetensors ||
+  fail "a run that lost a process, resumed by one process, gave another model"
+echo "mpi: a process killed mid-run: mpirun stopped (exit $rc), the last checkpoint resumed to the uninterrupted model"
+
 # More processes than micro-batches: refused by every rank, naming the key.
 rc=0
 "${MPIRUN[@]}" -np 4 "$BIN" train --config config.json --set train.micro_batches=3 \

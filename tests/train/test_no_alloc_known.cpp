@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/ops.hpp"
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/data/known_source.hpp"
 #include "attnfc/data/window.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/grad_sum.hpp"
 
 using attnfc_test::g_allocations;
 using attnfc_test::g_armed;
@@ -111,4 +113,52 @@ TEST_CASE("training step with future covariates, calendar, holidays, statics: no
   g_armed = false;
   delete probe;
   CHECK(g_allocations.load() >= 1);
+}
+
+// The same rule for a step in train.micro_batches parts (train/grad_sum.hpp): each part
+// sampled into the batch buffers, its weighted loss backpropagated, its gradient added to
+// the running sum, the sum written back, clipped and applied.
+TEST_CASE("training step in micro-batches (GradientSum): no allocation") {
+  const data::TimeSeries series = panel_with_known();
+  model::ModelConfig c;
+  c.context_length = 48;
+  c.patch_len = 8;
+  c.horizon = 12;
+  c.d_model = 16;
+  c.n_heads = 2;
+  c.n_layers = 1;
+  ag::ParameterSet params;
+  model::PatchTransformer m(c, params, 1);
+  ag::AdamW opt(params);
+  data::WindowSampler windows(series, std::vector<data::RowRange>{{0, 200}, {200, 400}}, 48, 12,
+                              ChannelMode::kIndependent);
+  windows.shuffle(3);
+  constexpr int kParts = 3, kBatch = 8;
+  SampleBuffers batch(kBatch, 48, 12, 1);
+  train::GradientSum sum(params, dist::Comm::world(), kParts);
+  ag::Graph g;
+  long during_last_step = -1;
+  for (size_t s = 0; s < 4; ++s) {
+    g_allocations = 0;
+    g_armed = s == 3;  // steps 0-2 warm up the arena and the optimiser state
+    sum.begin();
+    for (int k = 0; k < kParts; ++k) {
+      const auto [offset, size] = train::micro_batch_range(kBatch, k, kParts);
+      windows.fill_samples(s * kBatch + static_cast<size_t>(offset), static_cast<size_t>(size),
+                           batch);
+      g.reset();
+      ag::GraphScope scope(g);
+      params.zero_grad();
+      const ag::Tensor loss = ag::scale(m.loss(batch.view(size), model::ForwardOptions{true, s}),
+                                        static_cast<float>(size) / kBatch);
+      g.backward(loss);
+      sum.add(params, loss.item());
+    }
+    CHECK(std::isfinite(sum.finish(params)));
+    ag::clip_grad_norm(params, 1.0f);
+    opt.step(1e-3f);
+    g_armed = false;
+    during_last_step = g_allocations.load();
+  }
+  CHECK(during_last_step == 0);
 }
