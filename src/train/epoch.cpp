@@ -205,16 +205,6 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
   const LoopState& st = t.state;
   if (st.stopper.best_epoch() < 0)
     throw std::runtime_error("no epoch produced a finite validation loss; no model was saved");
-  if (!dist::Comm::world().root())  // rank 0 scores the kept model and writes metrics.json
-    return {TrainResult::Status::kFinished,
-            st.epoch,
-            st.stopper.best_epoch(),
-            st.stopper.best(),
-            st.global_step,
-            nullptr,
-            steps_this_call};
-  model::Checkpoint::read(paths.model()).load_into(t.net);
-  const std::optional<Calibration> cal = calibrate_kept(t, paths);
   TrainResult result{TrainResult::Status::kFinished,
                      st.epoch,
                      st.stopper.best_epoch(),
@@ -222,6 +212,10 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                      st.global_step,
                      nullptr,
                      steps_this_call};
+  // Rank 0 of an mpirun run scores the kept model and writes metrics.json.
+  if (!dist::Comm::world().root()) return result;
+  model::Checkpoint::read(paths.model()).load_into(t.net);
+  const std::optional<Calibration> cal = calibrate_kept(t, paths);
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   // Absent when the run had no least-squares start (or began before the file existed).
