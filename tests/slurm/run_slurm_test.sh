@@ -206,4 +206,33 @@ done
 grep -q "sweep: results -> $T/sweep/results.csv" "$T"/sweep/slurm-collect-"$COLLECT".out ||
   fail "collect job output: no 'sweep: results ->' line"
 cat "$T/sweep/results.md"
+
+# docs/SCALING.md's recipe: one training run over the 2 tasks of a job, mpirun inside
+# sbatch (Open MPI reads the allocation), gives the model one process gives.
+if "$BIN" --version | grep -q "^MPI: Open MPI"; then
+  echo "== one run on 2 processes: mpirun inside an sbatch job of 2 tasks"
+  mpi_train=(--log-level warn --threads 1 train --config base.json --set train.micro_batches=4
+    --set train.max_steps_per_epoch=4)
+  cat >"$T/caller/mpi.sbatch" <<JOB
+#!/bin/bash
+#SBATCH --ntasks=2
+#SBATCH --time=5
+#SBATCH --chdir=$T/caller
+#SBATCH --output=$T/log/mpi-job.out
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpirun --allow-run-as-root --bind-to none "$BIN" ${mpi_train[*]} --out mpi_run
+JOB
+  MPI_JOB=$(sbatch --parsable "$T/caller/mpi.sbatch") || fail "sbatch mpi.sbatch exited $?"
+  mpi_ended() { case $(state "$MPI_JOB") in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) ;; *) return 1 ;; esac; }
+  wait_for 120 "the mpirun job $MPI_JOB ended" mpi_ended
+  [ "$(state "$MPI_JOB")" = COMPLETED ] ||
+    fail "mpirun job $MPI_JOB: $(state "$MPI_JOB"), expected COMPLETED"
+  (cd "$T/caller" && "$BIN" "${mpi_train[@]}" --out one_run) >"$T/log/one_run.out" 2>&1 ||
+    fail "the one-process run beside it exited $?"
+  cmp "$T/caller/mpi_run/model.safetensors" "$T/caller/one_run/model.safetensors" ||
+    fail "the 2-process Slurm job wrote another model than one process"
+  echo "slurm-test: mpirun in a 2-task sbatch job wrote the one-process model, byte for byte"
+else
+  echo "slurm-test: no MPI job: $BIN was built without MPI ($("$BIN" --version | grep '^MPI'))"
+fi
 echo "slurm-test: passed in $((SECONDS - START)) s"
