@@ -21,16 +21,13 @@ namespace {
 // The run's linear start (linear_start.safetensors beside the model file), when it is
 // there and forecasts the same columns over the same windows; else none, with the reason.
 train::LoadedModel linear_start_beside(const train::LoadedModel& lm) {
-  const std::string path =
-      (std::filesystem::path(lm.path).parent_path() / "linear_start.safetensors").string();
-  if (!std::filesystem::exists(path) || std::filesystem::equivalent(path, lm.path)) return {};
-  train::LoadedModel start = train::LoadedModel::load(path);
-  if (start.columns != lm.columns || start.context() != lm.context() ||
-      start.horizon() != lm.horizon()) {
-    std::printf("note: %s does not match the model (columns, context or horizon); not scored\n",
-                path.c_str());
-    return {};
-  }
+  bool mismatch = false;
+  train::LoadedModel start = lm.linear_start_beside(&mismatch);
+  if (mismatch)
+    std::printf(
+        "note: the linear_start.safetensors beside %s does not match the model "
+        "(columns, context or horizon); not scored\n",
+        lm.path.c_str());
   return start;
 }
 

@@ -23,18 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The run's linear start beside the model file, when it forecasts the same columns over
-// the same windows (as evaluate scores it); else an empty model.
-train::LoadedModel linear_start_of(const train::LoadedModel& lm) {
-  const fs::path path = fs::path(lm.path).parent_path() / "linear_start.safetensors";
-  if (!fs::exists(path) || fs::equivalent(path, lm.path)) return {};
-  train::LoadedModel start = train::LoadedModel::load(path.string());
-  if (start.columns != lm.columns || start.context() != lm.context() ||
-      start.horizon() != lm.horizon())
-    return {};
-  return start;
-}
-
 // `count` windows spread evenly over the split's `total` (its first and last among them),
 // and `chosen`; in order, each once.
 std::vector<long> shown_windows(long total, long chosen, int count) {
@@ -141,7 +129,7 @@ PlotData gather_plot_data(const PlotOptions& a, const train::LoadedModel& lm,
   const data::PanelScaler scalers({series.series_segments().front().id}, {scaler});
   const train::Scorer scorer(series, scalers, panel, L, H, 256, {a.split});
   d.seasonal_period = scorer.seasonal_period();
-  const train::LoadedModel start = linear_start_of(lm);
+  const train::LoadedModel start = lm.linear_start_beside();
   d.has_linear_start = !start.networks.empty();
   PlotForecasters f(lm, start, series, scaler, split.train, d.seasonal_period, a);
   for (const long w : shown) {

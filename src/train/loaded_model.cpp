@@ -157,6 +157,18 @@ std::shared_ptr<const data::KnownSource> known_of(const nlohmann::json& j,
 
 }  // namespace
 
+LoadedModel LoadedModel::linear_start_beside(bool* mismatch) const {
+  namespace fs = std::filesystem;
+  if (mismatch) *mismatch = false;
+  const fs::path start_path = fs::path(path).parent_path() / "linear_start.safetensors";
+  if (!fs::exists(start_path) || fs::equivalent(start_path, path)) return {};
+  LoadedModel start = load(start_path.string());
+  if (start.columns == columns && start.context() == context() && start.horizon() == horizon())
+    return start;
+  if (mismatch) *mismatch = true;
+  return {};
+}
+
 LoadedModel LoadedModel::load(const std::string& path) {
   if (!std::filesystem::exists(path)) throw InputError(path + ": model file not found");
   const model::Checkpoint ck = model::Checkpoint::read(path);

@@ -14,6 +14,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/safetensors.hpp"
 #include "attnfc/train/linear_init.hpp"
+#include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "train_test_util.hpp"
@@ -118,5 +119,33 @@ TEST_CASE("training writes its run folder, and a resumed run equals an uninterru
   std::ofstream(dir + "/c/config.json") << saved.dump(2) << "\n";
   c.interrupt_after_steps = 0;
   CHECK(train::train(cfg, c).status == TrainResult::Status::kFinished);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the linear start beside a model: found when it matches, refused when it does not") {
+  const std::string dir = temp_dir("start_beside");
+  const std::string csv = write_csv(dir, 700);
+  nlohmann::json j = config_for(csv);
+  j["model"]["linear_lookback"] = 32;
+  j["train"]["epochs"] = 1;
+  j["train"]["max_steps_per_epoch"] = 2;
+  REQUIRE(train::train(parse_run_config(j), TrainOptions{dir + "/a"}).status ==
+          TrainResult::Status::kFinished);
+  bool mismatch = true;
+  const LoadedModel model = LoadedModel::load(dir + "/a/model.safetensors");
+  CHECK_FALSE(model.linear_start_beside(&mismatch).networks.empty());
+  CHECK_FALSE(mismatch);
+  // The linear start itself has no other start beside it.
+  CHECK(LoadedModel::load(dir + "/a/linear_start.safetensors")
+            .linear_start_beside()
+            .networks.empty());
+  // Another run's start, of another horizon, put beside the model: not used, and said so.
+  j["model"]["horizon"] = 4;
+  REQUIRE(train::train(parse_run_config(j), TrainOptions{dir + "/b"}).status ==
+          TrainResult::Status::kFinished);
+  fs::copy_file(dir + "/b/linear_start.safetensors", dir + "/a/linear_start.safetensors",
+                fs::copy_options::overwrite_existing);
+  CHECK(model.linear_start_beside(&mismatch).networks.empty());
+  CHECK(mismatch);
   fs::remove_all(dir);
 }

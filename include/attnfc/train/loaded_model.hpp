@@ -56,6 +56,12 @@ struct LoadedModel {
   // checkpoint, or does not match its own config (a tensor name, shape or dtype).
   static LoadedModel load(const std::string& path);
 
+  // The run's linear start (linear_start.safetensors beside this model file) when it
+  // forecasts the same columns over the same windows, as evaluate and plot score it beside
+  // the model; else an empty model (no networks). `mismatch`, if given, is set when the
+  // file is there but forecasts other columns or windows.
+  LoadedModel linear_start_beside(bool* mismatch = nullptr) const;
+
   // Reads `csv_path` with the training run's CSV options (time column, delimiter,
   // missing policy) and the model's columns; a column the model needs and the file
   // lacks is an InputError listing what the file has. Values stay in original units.
