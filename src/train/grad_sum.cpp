@@ -47,14 +47,10 @@ void unpack(const float* in, ag::ParameterSet& params) {
 
 GradientSum::GradientSum(const ag::ParameterSet& params, const dist::Comm& comm, int K)
     : comm_(comm), sum_(gradient_floats(params)) {
-  if (!comm.root()) {  // the most parts a rank other than 0 holds back
-    int most = 0;
-    for (int r = 1; r < comm.size(); ++r) {
-      const auto [first, end] = parts_of_rank(r, comm.size(), K);
-      most = std::max(most, end - first);
-    }
-    pending_.resize(static_cast<size_t>(most) * sum_.size());
-    pending_loss_.resize(static_cast<size_t>(most));
+  if (!comm.root()) {  // this rank holds its parts back until the prefix arrives
+    const auto [first, end] = parts_of_rank(comm.rank(), comm.size(), K);
+    pending_.resize(static_cast<size_t>(end - first) * sum_.size());
+    pending_loss_.resize(static_cast<size_t>(end - first));
   }
 }
 
