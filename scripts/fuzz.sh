@@ -88,6 +88,7 @@ seed_config() {
   for f in configs/*.json; do cp "$f" "$dir/seed-$(basename "$f")"; done
   printf '{"model": {"d_model": 64, "d_model": 65}}' > "$dir/seed-duplicate"
   printf '{"train": {"lr": 1e999}}' > "$dir/seed-overflow"
+  printf '{"data": {"path": "x.csv", "delimiter": "a\\nb"}}' > "$dir/seed-newline"
 }
 
 mkdir -p "$out"

@@ -52,6 +52,12 @@ TEST_CASE("run config: overrides, strict keys, resolved JSON round trip") {
                        doctest::Contains("config key 'data.frequency': found 'fortnightly', "
                                          "expected a frequency such as 1h"),
                        InputError);
+  // A config string pasted into a message cannot break it over two lines (make fuzz found
+  // "delimiter": "a\nb" aborting the config fuzzer's one-line check).
+  nlohmann::json newline = config_for("x.csv");
+  newline["data"]["delimiter"] = "a\nb";
+  CHECK_THROWS_WITH_AS(parse_run_config(newline),
+                       "data.delimiter: found \"a\\x0ab\", expected one character", InputError);
 }
 
 TEST_CASE("training writes its run folder, and a resumed run equals an uninterrupted one") {

@@ -10,9 +10,17 @@
 
 namespace attnfc {
 
+// Text from a file, fit for a one-line message: control bytes (a newline in a tensor
+// name) shown as \xHH, and cut to max_chars ("..." appended).
+std::string printable_excerpt(const std::string& text, size_t max_chars = 200);
+
+// The message is made one line here, whatever a caller pasted into it (a config string
+// holding "\n", a cell with a tab): control bytes become \xHH and it is cut at 2000 chars.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& what)
+      : std::runtime_error(printable_excerpt(what, 2000)) {}
+  explicit InputError(const char* what) : InputError(std::string(what)) {}
 };
 
 // A runtime failure while writing an output (not the user's input): exit code 1.
@@ -20,10 +28,6 @@ class OutputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Text from a file, fit for a one-line message: control bytes (a newline in a tensor
-// name) shown as \xHH, and cut to max_chars ("..." appended).
-std::string printable_excerpt(const std::string& text, size_t max_chars = 200);
 
 // "<file>:<line>:<col>: <what>" — line and column are 1-based; 0 omits them.
 std::string locate(const std::string& file, long line, long column, const std::string& what);
