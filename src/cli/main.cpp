@@ -87,7 +87,8 @@ void add_global_options(CLI::App& app, std::string& log_level, int& threads) {
                  "else warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--threads", threads,
-                 "OpenMP threads (default: OMP_NUM_THREADS or physical cores)")
+                 "OpenMP threads (default: OMP_NUM_THREADS, else physical cores, which "
+                 "train lowers while busy neighbour processes make fewer faster)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             const bool digits = !text.empty() && text.size() <= 4 &&
@@ -146,7 +147,10 @@ int main(int argc, char** argv) {
   const bool terminal = ::isatty(STDERR_FILENO) != 0, training = app.got_subcommand("train");
   if (log_level.empty()) log_level = terminal || training ? "info" : "warn";
   spdlog::set_level(spdlog::level::from_str(log_level));
-  kernels::set_threads(threads > 0 ? threads : kernels::default_threads());
+  if (threads > 0)
+    kernels::set_threads(threads);
+  else
+    kernels::set_threads_automatic();
 
   if (training && !cli::start_processes(argc, argv)) return 2;
   struct StopProcesses {

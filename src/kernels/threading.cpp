@@ -145,9 +145,23 @@ int default_threads() {
   return env > 0 ? env : physical_cores();
 }
 
+namespace {
+bool automatic = false;  // set by the entry point before any thread starts
+}  // namespace
+
 // n <= 0 restores the default.
 void set_threads(int n) {
+  automatic = false;
   omp_set_num_threads(n > 0 ? n : default_threads());
+}
+
+void set_threads_automatic() {
+  omp_set_num_threads(default_threads());
+  automatic = env_threads() == 0;
+}
+
+bool threads_automatic() {
+  return automatic;
 }
 
 int current_threads() {

@@ -24,6 +24,8 @@
 #include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/data/window.hpp"
+#include "attnfc/kernels/thread_governor.hpp"
+#include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 #include "attnfc/train/grad_sum.hpp"
 #include "attnfc/train/progress.hpp"
@@ -65,6 +67,8 @@ struct Training {
   ag::Graph graph;
   GradientSum grad_sum;  // train.micro_batches > 1 or several processes
   LoopState state;
+  // The steps' thread count when the user chose none (kernels/thread_governor.hpp).
+  kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::current_threads() : 1};
 
   // The validation metric of the network as it is now (Scorer::validation_mse).
   double validation_mse() const;

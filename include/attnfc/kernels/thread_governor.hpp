@@ -1,0 +1,90 @@
+#pragma once
+// The thread count of a repeated step (a training step), chosen from the step's own
+// timings when the user chose none (no --threads, no OMP_NUM_THREADS).
+//
+// Why: beside busy neighbour processes, N OpenMP threads can be slower than one. A thread
+// that loses its core for a scheduler time slice holds every other thread at the next
+// barrier: most steps run at full speed and a few take ten times as long (measured on a
+// 2-core AMD EPYC beside two shell loops: 10-16 ms steps at 2 threads with 110-176 ms
+// stalls, 15 ms at 1 thread). Issue 16 measured the S shape at 2 threads beside one
+// CPU-bound process at 0.69x of the same run at 1 thread. No static default can know the
+// neighbours, and they come and go. Every kernel gives the same bits at any thread count,
+// so the count may change at any step without changing a result.
+//
+// How: the counts form a ladder (N, N/2, ..., 1). After `interval` seconds of steps at the
+// current rung the governor probes a neighbouring rung for at least kProbeSteps steps and
+// kProbeSeconds; it moves there when the probe's mean step time beats the current rung's
+// mean since the last probe by 5%. Means, not medians: the stalls are rare and long, and
+// they are the cost. A lost probe doubles the interval (0.25 s .. 32 s), so on a quiet
+// machine probing costs well under 1% of a long run; a won probe keeps it. Only step time
+// counts (the caller records steps; validation between epochs is not seen). The first
+// step after a change pays for waking or parking threads and is not counted. A probe
+// towards more threads is made only when the machine had idle CPUs for them over the last
+// interval (/proc/stat): it costs nothing to look, so the interval does not grow then.
+// No heap allocation after construction.
+#include <array>
+#include <cstdint>
+#include <functional>
+
+namespace attnfc::kernels {
+
+// Idle CPUs of the whole machine, on average since the previous call; negative when unknown.
+using IdleCpus = std::function<double()>;
+// Reads /proc/stat (Linux): (idle + iowait) / all jiffies x online CPUs. Negative elsewhere.
+IdleCpus machine_idle_cpus();
+
+class ThreadGovernor {
+ public:
+  // max_threads <= 1: a fixed count of 1 (nothing to choose). `idle` tells whether a probe
+  // towards more threads has a free CPU to run on: without one the probe would only pay
+  // for the stalls (beside one busy process on 2 cores, 2 threads ran at 0.3x of 1), so
+  // it is left out; with an unknown count it is made.
+  explicit ThreadGovernor(int max_threads, IdleCpus idle = machine_idle_cpus());
+
+  // The count to run the next step with.
+  int threads() const { return rungs_[probing_ ? probe_rung_ : rung_]; }
+  // Before each step: sets OpenMP's count to threads() when it changed.
+  void begin_step();
+  // The step just run took `seconds` at threads().
+  void record(double seconds);
+
+  bool active() const { return rung_count_ > 1; }
+  // Moves between rungs so far (for the log and the tests).
+  int64_t switches() const { return switches_; }
+
+  static constexpr double kFirstInterval = 0.25;  // seconds of steps before the first probe
+  static constexpr double kMaxInterval = 32;
+  static constexpr double kProbeSeconds = 0.2;
+  static constexpr int kProbeSteps = 3;  // counted steps, at least, in a probe and a rung's tally
+  static constexpr double kWinMargin = 0.95;
+
+ private:
+  static constexpr int kMaxRungs = 16;
+
+  // Step times at one count since it was last entered; the first step is not counted.
+  struct Tally {
+    double seconds = 0;
+    int steps = 0;
+    bool skip_next = true;
+    void add(double s);
+    double mean() const { return seconds / steps; }
+  };
+
+  void start_probe();
+  void finish_probe();
+
+  std::array<int, kMaxRungs> rungs_{};
+  int rung_count_ = 0;
+  int rung_ = 0;  // index into rungs_ of the current count; 0 is the most threads
+  Tally current_;
+  Tally probe_;
+  double interval_ = kFirstInterval;
+  bool probing_ = false;
+  bool probe_up_next_ = false;  // alternate the direction when both neighbours exist
+  int probe_rung_ = 0;
+  int64_t switches_ = 0;
+  int applied_ = 0;  // the count last given to OpenMP by begin_step
+  IdleCpus idle_;
+};
+
+}  // namespace attnfc::kernels

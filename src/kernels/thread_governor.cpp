@@ -1,0 +1,115 @@
+#include "attnfc/kernels/thread_governor.hpp"
+
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+namespace attnfc::kernels {
+
+namespace {
+
+// /proc/stat's first line, "cpu  user nice system idle iowait irq softirq steal ...", in
+// jiffies summed over every CPU. Read into a fixed buffer: no allocation in a training step.
+bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
+  const int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n < 5) return false;
+  buf[n] = '\0';
+  if (buf[0] != 'c' || buf[1] != 'p' || buf[2] != 'u' || buf[3] != ' ') return false;
+  char* at = buf + 4;
+  idle = total = 0;
+  for (int field = 0; field < 8; ++field) {  // user .. steal; guest is inside user already
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(at, &end, 10);
+    if (end == at) return field >= 4;
+    if (field == 3 || field == 4) idle += v;
+    total += v;
+    at = end;
+  }
+  return true;
+}
+
+}  // namespace
+
+IdleCpus machine_idle_cpus() {
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t last_idle = 0, last_total = 0;
+  const bool known = cpus > 0 && read_cpu_jiffies(last_idle, last_total);
+  return [known, cpus, last_idle, last_total]() mutable -> double {
+    uint64_t idle = 0, total = 0;
+    if (!known || !read_cpu_jiffies(idle, total) || total <= last_total) return -1;
+    const double share =
+        static_cast<double>(idle - last_idle) / static_cast<double>(total - last_total);
+    last_idle = idle, last_total = total;
+    return share * static_cast<double>(cpus);
+  };
+}
+
+void ThreadGovernor::Tally::add(double s) {
+  if (skip_next) {
+    skip_next = false;
+    return;
+  }
+  seconds += s;
+  ++steps;
+}
+
+ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle) : idle_(std::move(idle)) {
+  for (int n = std::max(max_threads, 1); rung_count_ < kMaxRungs; n /= 2) {
+    rungs_[rung_count_++] = n;
+    if (n == 1) break;
+  }
+}
+
+void ThreadGovernor::begin_step() {
+  if (!active() || threads() == applied_) return;
+  applied_ = threads();
+  omp_set_num_threads(applied_);
+}
+
+void ThreadGovernor::record(double seconds) {
+  if (!active()) return;
+  if (probing_) {
+    probe_.add(seconds);
+    if (probe_.steps >= kProbeSteps && probe_.seconds >= kProbeSeconds) finish_probe();
+    return;
+  }
+  current_.add(seconds);
+  if (current_.steps >= kProbeSteps && current_.seconds >= interval_) start_probe();
+}
+
+void ThreadGovernor::start_probe() {
+  const bool can_go_up = rung_ > 0, can_go_down = rung_ + 1 < rung_count_;
+  const bool up = can_go_up && (probe_up_next_ || !can_go_down);
+  probe_rung_ = up ? rung_ - 1 : rung_ + 1;
+  probe_up_next_ = !up;
+  const double idle = idle_ ? idle_() : -1;  // over this rung's tally
+  if (up && idle >= 0 && idle < 0.5 * (rungs_[probe_rung_] - rungs_[rung_])) {
+    current_ = Tally{};  // no free CPU for more threads: look again after an interval
+    return;
+  }
+  probing_ = true;
+  probe_ = Tally{};
+}
+
+void ThreadGovernor::finish_probe() {
+  probing_ = false;
+  if (probe_.mean() < kWinMargin * current_.mean()) {
+    rung_ = probe_rung_;
+    ++switches_;
+    probe_up_next_ = !probe_up_next_;  // then look further the same way
+  } else {
+    interval_ = std::min(2 * interval_, kMaxInterval);
+  }
+  current_ = Tally{};  // the rung's mean since this probe: neighbours come and go
+  if (idle_) idle_();  // and the machine's idle CPUs over the same time
+}
+
+}  // namespace attnfc::kernels

@@ -1,0 +1,150 @@
+// The thread governor's decisions, fed step times from a model of the machine: a quiet
+// machine (time falls with threads), one busy with neighbours (more threads stall now and
+// then), and one whose neighbours leave. No real timing: the governor only sees the numbers,
+// and the machine's idle CPUs are unknown (nullptr) unless a case gives them.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "attnfc/kernels/thread_governor.hpp"
+
+using attnfc::kernels::ThreadGovernor;
+
+namespace {
+
+struct Run {
+  double seconds_at[64] = {};  // time spent at each count
+  long steps_at[64] = {};
+  long total = 0;
+  double seconds = 0;
+};
+
+using StepTime = std::function<double(int threads, long step)>;
+
+void run(ThreadGovernor& g, Run& r, long steps, const StepTime& time) {
+  for (long i = 0; i < steps; ++i, ++r.total) {
+    const int n = g.threads();
+    const double t = time(n, r.total);
+    ++r.steps_at[n];
+    r.seconds_at[n] += t;
+    r.seconds += t;
+    g.record(t);
+  }
+}
+
+// 10 ms at 1 thread; 2 threads 1.67x as fast, 4 threads 2.5x.
+double quiet(int threads, long) {
+  return 0.010 / (0.2 + 0.8 * threads);
+}
+
+// What a 2-core machine beside two CPU-bound processes showed: at 2 threads most steps are
+// fast (10 ms) and every fourth stalls for a scheduler time slice (110 ms): 35 ms on
+// average; at 1 thread a steady 15 ms.
+double stalls(int threads, long step) {
+  if (threads == 1) return 0.015;
+  return step % 4 == 3 ? 0.110 : 0.010;
+}
+
+}  // namespace
+
+TEST_CASE("thread governor: the ladder halves from the largest count down to 1") {
+  ThreadGovernor one(1, nullptr);
+  CHECK_FALSE(one.active());
+  CHECK(one.threads() == 1);
+  ThreadGovernor none(0, nullptr);
+  CHECK(none.threads() == 1);
+  ThreadGovernor six(6, nullptr);
+  CHECK(six.active());
+  CHECK(six.threads() == 6);
+  Run r;
+  // Fewer threads are faster on every rung: it steps down the ladder to 1.
+  run(six, r, 2000, [](int n, long) { return n == 6 ? 0.03 : n == 3 ? 0.02 : 0.01; });
+  CHECK(six.threads() == 1);
+  CHECK(r.steps_at[3] > 0);
+  CHECK(six.switches() == 2);
+}
+
+TEST_CASE("thread governor: a quiet machine keeps every thread; probing costs under 1%") {
+  ThreadGovernor g(2, nullptr);
+  Run r;
+  run(g, r, 200000, quiet);  // about 20 minutes of steps
+  CHECK(g.threads() == 2);
+  CHECK(g.switches() == 0);
+  CHECK(r.steps_at[1] > 0);  // it did look
+  const double at_two = r.total * quiet(2, 0);
+  CHECK(r.seconds < 1.01 * at_two);
+}
+
+TEST_CASE("thread governor: rare long stalls count, and it moves to 1 thread") {
+  // Medians of a few steps see 10 ms at 2 threads and stay there; the mean sees 35 ms.
+  ThreadGovernor g(2, nullptr);
+  Run r;
+  run(g, r, 40000, stalls);  // about 10 minutes of steps at 1 thread
+  CHECK(g.threads() == 1);
+  // Against every step at 1 thread: within 2% (the first interval and the probes back up).
+  CHECK(r.seconds < 1.02 * r.total * 0.015);
+}
+
+TEST_CASE("thread governor: a small difference (under 5%) is not worth a move") {
+  ThreadGovernor g(2, nullptr);
+  Run r;
+  run(g, r, 20000, [](int n, long) { return n == 2 ? 0.0100 : 0.0097; });
+  CHECK(g.threads() == 2);
+  CHECK(g.switches() == 0);
+}
+
+TEST_CASE("thread governor: when the neighbours leave, it returns to every thread") {
+  ThreadGovernor g(2, nullptr);
+  Run r;
+  run(g, r, 20000, stalls);
+  REQUIRE(g.threads() == 1);
+  const double left_at = r.seconds;
+  double back_at = -1;
+  for (long i = 0; i < 20000 && back_at < 0; ++i) {
+    run(g, r, 1, quiet);
+    if (g.threads() == 2) back_at = r.seconds;
+  }
+  REQUIRE(back_at > 0);
+  // Within the longest interval and one probe.
+  CHECK(back_at - left_at <= ThreadGovernor::kMaxInterval + 1.0);
+  run(g, r, 20000, quiet);
+  CHECK(g.threads() == 2);
+}
+
+TEST_CASE("thread governor: with no idle CPU it does not probe for more threads") {
+  double idle = 0;  // beside busy neighbours: every CPU in use
+  ThreadGovernor g(2, [&idle] { return idle; });
+  Run r;
+  run(g, r, 1000, stalls);
+  REQUIRE(g.threads() == 1);
+  const long at_two = r.steps_at[2];
+  run(g, r, 40000, stalls);
+  CHECK(r.steps_at[2] == at_two);  // no probe at 2 threads after the move
+  idle = 1.0;  // the neighbours left: it looks within an interval, however long the wait
+  const double left_at = r.seconds;
+  while (g.threads() == 1 && r.seconds - left_at < 60) run(g, r, 1, quiet);
+  CHECK(r.seconds - left_at < 1.0);
+  run(g, r, 2000, quiet);
+  CHECK(g.threads() == 2);
+  // An unknown count (a machine without /proc/stat) probes as before.
+  idle = -1;
+  ThreadGovernor unknown(2, [&idle] { return idle; });
+  Run u;
+  run(unknown, u, 40000, stalls);
+  CHECK(unknown.threads() == 1);
+  CHECK(u.steps_at[2] > 50);
+}
+
+TEST_CASE("thread governor: the machine's idle CPUs are read from /proc/stat") {
+  const attnfc::kernels::IdleCpus idle = attnfc::kernels::machine_idle_cpus();
+  volatile double sink = 0;
+  for (long i = 0; i < 20000000; ++i) sink = sink + 1e-9 * static_cast<double>(i);
+  const double v = idle();
+  if (std::filesystem::exists("/proc/stat")) {
+    CHECK(v >= 0.0);
+    CHECK(v <= static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  }
+}
