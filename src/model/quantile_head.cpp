@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "attnfc/autograd/engine.hpp"
 #include "attnfc/autograd/ops.hpp"
@@ -23,6 +24,27 @@ double gap_slope(double x) {
   return 0.5 * (1.0 + x / std::sqrt(x * x + 1.0));
 }
 
+// gap or gap_slope of every value, into a buffer of doubles kept by the thread (it grows
+// to the largest head once, then a training step allocates nothing). The elements are
+// independent, so these loops vectorize: CMakeLists.txt compiles this file with
+// -fno-math-errno (sqrt then needs no errno branch; it rounds correctly either way, so
+// the values are those of the scalar loop). The levels' running sums stay serial.
+double* scratch(int64_t n) {
+  thread_local std::vector<double> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<size_t>(n));
+  return buffer.data();
+}
+const double* gaps_of(const float* x, int64_t n) {
+  double* g = scratch(n);
+  for (int64_t i = 0; i < n; ++i) g[i] = gap(x[i]);
+  return g;
+}
+const double* gap_slopes_of(const float* x, int64_t n) {
+  double* g = scratch(n);
+  for (int64_t i = 0; i < n; ++i) g[i] = gap_slope(x[i]);
+  return g;
+}
+
 // in[0] = x [R, Q, C]; iarg[0] = m, the median level.
 void monotone_levels_backward(const ag::TensorNode& node) {
   const ag::Tensor& x = node.in[0];
@@ -30,6 +52,7 @@ void monotone_levels_backward(const ag::TensorNode& node) {
   const int64_t R = x.size(0), Q = x.size(1), C = x.size(2), m = node.iarg[0];
   const float *xd = x.data(), *dy = node.out.grad();
   float* dx = x.grad();
+  const double* slope = gap_slopes_of(xd, x.numel());
   for (int64_t r = 0; r < R; ++r)
     for (int64_t c = 0; c < C; ++c) {
       const auto at = [&](int64_t j) { return (r * Q + j) * C + c; };
@@ -37,11 +60,11 @@ void monotone_levels_backward(const ag::TensorNode& node) {
       double above = 0, below = 0;
       for (int64_t j = Q - 1; j > m; --j) {
         above += dy[at(j)];
-        dx[at(j)] += static_cast<float>(gap_slope(xd[at(j)]) * above);
+        dx[at(j)] += static_cast<float>(slope[at(j)] * above);
       }
       for (int64_t j = 0; j < m; ++j) {  // y_j = y_{j+1} - gap(x_j)
         below += dy[at(j)];
-        dx[at(j)] -= static_cast<float>(gap_slope(xd[at(j)]) * below);
+        dx[at(j)] -= static_cast<float>(slope[at(j)] * below);
       }
       dx[at(m)] += static_cast<float>(above + below + dy[at(m)]);
     }
@@ -63,7 +86,10 @@ void pinball_backward(const ag::TensorNode& node) {
       if (w == 0.0) continue;
       for (int64_t j = 0; j < Q; ++j) {
         const double u = static_cast<double>(y[r * C + c]) - p[(r * Q + j) * C + c];
-        const double slope = u > 0 ? -q[j] : (u < 0 ? 1.0 - q[j] : 0.0);
+        // -q, 1 - q or 0 (exactly), as arithmetic: the signs are random, and GCC turned the
+        // ?: chain into branches that missed half the time.
+        const double slope =
+            static_cast<double>(u < 0) - static_cast<double>(q[j]) * static_cast<double>(u != 0);
         dp[(r * Q + j) * C + c] += static_cast<float>(g * w * slope);
       }
     }
@@ -81,14 +107,13 @@ ag::Tensor monotone_levels(const ag::Tensor& x, int median) {
   const int64_t R = x.size(0), Q = x.size(1), C = x.size(2), m = median;
   const float* xd = x.data();
   float* yd = y.data();
+  const double* g = gaps_of(xd, x.numel());
   for (int64_t r = 0; r < R; ++r)
     for (int64_t c = 0; c < C; ++c) {
       const auto at = [&](int64_t j) { return (r * Q + j) * C + c; };
       yd[at(m)] = xd[at(m)];
-      for (int64_t j = m + 1; j < Q; ++j)
-        yd[at(j)] = static_cast<float>(yd[at(j - 1)] + gap(xd[at(j)]));
-      for (int64_t j = m - 1; j >= 0; --j)
-        yd[at(j)] = static_cast<float>(yd[at(j + 1)] - gap(xd[at(j)]));
+      for (int64_t j = m + 1; j < Q; ++j) yd[at(j)] = static_cast<float>(yd[at(j - 1)] + g[at(j)]);
+      for (int64_t j = m - 1; j >= 0; --j) yd[at(j)] = static_cast<float>(yd[at(j + 1)] - g[at(j)]);
     }
   if (node) {
     node->in[0] = x;
@@ -114,9 +139,10 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
       const double w = m ? m[r * C + c] : 1.0;
       if (w == 0.0) continue;
       double sum = 0;  // pinball of every level at this value: rho_q(y - p) = max(q u, (q - 1) u)
-      for (int64_t j = 0; j < Q; ++j) {
+      for (int64_t j = 0; j < Q; ++j) {  // the max, not a branch: the signs are random
         const double u = static_cast<double>(y[r * C + c]) - p[(r * Q + j) * C + c];
-        sum += u >= 0 ? levels[j] * u : (levels[j] - 1.0) * u;
+        const double level = levels[j];
+        sum += std::max(level * u, (level - 1.0) * u);
       }
       total += w * sum;
       weight += w;
