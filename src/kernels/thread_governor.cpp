@@ -2,33 +2,24 @@
 
 #include <fcntl.h>
 #include <omp.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace attnfc::kernels {
 
-namespace {
-
-// /proc/stat's first line, "cpu  user nice system idle iowait irq softirq steal ...", in
-// jiffies summed over every CPU. Read into a fixed buffer: no allocation in a training step.
-bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
-  const int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[512];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n < 5) return false;
-  buf[n] = '\0';
-  if (buf[0] != 'c' || buf[1] != 'p' || buf[2] != 'u' || buf[3] != ' ') return false;
-  char* at = buf + 4;
+bool parse_cpu_jiffies(const char* text, uint64_t& idle, uint64_t& total) {
+  if (std::strncmp(text, "cpu ", 4) != 0) return false;
+  const char* at = text + 4;
   idle = total = 0;
   for (int field = 0; field < 8; ++field) {  // user .. steal; guest is inside user already
     char* end = nullptr;
     const unsigned long long v = std::strtoull(at, &end, 10);
-    if (end == at) return field >= 4;
+    if (end == at) return field > 4;  // old kernels stop after iowait or irq
     if (field == 3 || field == 4) idle += v;
     total += v;
     at = end;
@@ -36,19 +27,45 @@ bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
   return true;
 }
 
+double idle_share(uint64_t idle0, uint64_t total0, uint64_t idle1, uint64_t total1) {
+  if (total1 <= total0 || idle1 < idle0) return -1;
+  return std::min(1.0, static_cast<double>(idle1 - idle0) / static_cast<double>(total1 - total0));
+}
+
+namespace {
+
+// Reads into a fixed buffer: no allocation in a training step.
+bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
+  const int fd = ::open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return parse_cpu_jiffies(buf, idle, total);
+}
+
+// Whether this process may run on every online CPU (no taskset, cpuset or Slurm binding).
+bool runs_on_every_cpu(long online) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  return sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) == online;
+}
+
 }  // namespace
 
 IdleCpus machine_idle_cpus() {
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t last_idle = 0, last_total = 0;
-  const bool known = cpus > 0 && read_cpu_jiffies(last_idle, last_total);
-  return [known, cpus, last_idle, last_total]() mutable -> double {
+  if (cpus <= 0 || !runs_on_every_cpu(cpus) || !read_cpu_jiffies(last_idle, last_total))
+    return [] { return -1.0; };
+  return [cpus, last_idle, last_total]() mutable -> double {
     uint64_t idle = 0, total = 0;
-    if (!known || !read_cpu_jiffies(idle, total) || total <= last_total) return -1;
-    const double share =
-        static_cast<double>(idle - last_idle) / static_cast<double>(total - last_total);
+    if (!read_cpu_jiffies(idle, total)) return -1;
+    const double share = idle_share(last_idle, last_total, idle, total);
     last_idle = idle, last_total = total;
-    return share * static_cast<double>(cpus);
+    return share < 0 ? -1 : share * static_cast<double>(cpus);
   };
 }
 
@@ -66,6 +83,10 @@ ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle) : idle_(std::move
     rungs_[rung_count_++] = n;
     if (n == 1) break;
   }
+}
+
+ThreadGovernor::~ThreadGovernor() {
+  if (applied_ != 0 && applied_ != rungs_[0]) omp_set_num_threads(rungs_[0]);
 }
 
 void ThreadGovernor::begin_step() {

@@ -68,7 +68,7 @@ struct Training {
   GradientSum grad_sum;  // train.micro_batches > 1 or several processes
   LoopState state;
   // The steps' thread count when the user chose none (kernels/thread_governor.hpp).
-  kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::current_threads() : 1};
+  kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::default_threads() : 1};
 
   // The validation metric of the network as it is now (Scorer::validation_mse).
   double validation_mse() const;

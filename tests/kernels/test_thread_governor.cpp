@@ -4,6 +4,7 @@
 // and the machine's idle CPUs are unknown (nullptr) unless a case gives them.
 #include <doctest/doctest.h>
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -136,6 +137,53 @@ TEST_CASE("thread governor: with no idle CPU it does not probe for more threads"
   run(unknown, u, 40000, stalls);
   CHECK(unknown.threads() == 1);
   CHECK(u.steps_at[2] > 50);
+}
+
+TEST_CASE("thread governor: the first step after a change is not counted") {
+  // 1 thread is twice as fast, but the first step after moving to it takes 100 times as
+  // long (threads being parked): counted, it would sink every probe.
+  ThreadGovernor g(2, nullptr);
+  int last = 2;
+  Run r;
+  run(g, r, 2000, [&last](int n, long) {
+    const double t = (n == 1 ? 0.005 : 0.010) * (n == 1 && last != 1 ? 100.0 : 1.0);
+    last = n;
+    return t;
+  });
+  CHECK(g.threads() == 1);
+}
+
+TEST_CASE("thread governor: /proc/stat's first line and the idle share between readings") {
+  using attnfc::kernels::idle_share;
+  using attnfc::kernels::parse_cpu_jiffies;
+  uint64_t idle = 0, total = 0;
+  // user nice system idle iowait irq softirq steal guest guest_nice
+  REQUIRE(parse_cpu_jiffies("cpu  100 5 50 800 20 3 2 10 7 0\ncpu0 1 2 3", idle, total));
+  CHECK(idle == 820);   // idle + iowait
+  CHECK(total == 990);  // user .. steal (guest is counted inside user)
+  REQUIRE(parse_cpu_jiffies("cpu 1 2 3 4 5\n", idle, total));  // an old kernel: no irq ..
+  CHECK(idle == 9);
+  CHECK(total == 15);
+  CHECK_FALSE(parse_cpu_jiffies("cpu 1 2 3 4\n", idle, total));  // no iowait
+  CHECK_FALSE(parse_cpu_jiffies("intr 1 2 3 4 5 6 7 8", idle, total));
+  CHECK_FALSE(parse_cpu_jiffies("", idle, total));
+  CHECK(idle_share(800, 1000, 900, 1200) == doctest::Approx(0.5));
+  CHECK(idle_share(800, 1000, 800, 1200) == 0.0);
+  CHECK(idle_share(800, 1000, 790, 1200) < 0);  // iowait went down
+  CHECK(idle_share(800, 1000, 900, 1000) < 0);  // no time passed
+}
+
+TEST_CASE("thread governor: the largest count is given back when it ends") {
+  omp_set_num_threads(2);
+  {
+    ThreadGovernor g(2, nullptr);
+    Run r;
+    run(g, r, 200, stalls);
+    REQUIRE(g.threads() == 1);
+    g.begin_step();
+    CHECK(omp_get_max_threads() == 1);
+  }
+  CHECK(omp_get_max_threads() == 2);
 }
 
 TEST_CASE("thread governor: the machine's idle CPUs are read from /proc/stat") {

@@ -77,6 +77,24 @@ TEST_CASE("set_threads sets current_threads; 0 restores the default") {
   CHECK(current_threads() == default_threads());
 }
 
+TEST_CASE("threads are attnfc's to adapt only when the user chose no count") {
+  {
+    EnvVar e("OMP_NUM_THREADS", nullptr);
+    set_threads_automatic();
+    CHECK(threads_automatic());
+    CHECK(current_threads() == physical_cores());
+    set_threads(1);  // --threads 1
+    CHECK_FALSE(threads_automatic());
+  }
+  {
+    EnvVar e("OMP_NUM_THREADS", "1");
+    set_threads_automatic();
+    CHECK_FALSE(threads_automatic());
+    CHECK(current_threads() == 1);
+  }
+  set_threads(0);
+}
+
 #if defined(__SSE__)
 TEST_CASE("enable_flush_to_zero sets FTZ and DAZ, and kernels set them in their threads") {
   const unsigned saved = _mm_getcsr();

@@ -21,7 +21,10 @@
 // step after a change pays for waking or parking threads and is not counted. A probe
 // towards more threads is made only when the machine had idle CPUs for them over the last
 // interval (/proc/stat): it costs nothing to look, so the interval does not grow then.
-// No heap allocation after construction.
+// The governor allocates nothing after construction. A move up the ladder may make
+// libgomp start threads again (a smaller team lets spare pool threads end, with 3+ rungs,
+// i.e. 4+ cores), and a new thread allocates its kernel buffers in its first step: once
+// per move, not per step.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -30,8 +33,17 @@ namespace attnfc::kernels {
 
 // Idle CPUs of the whole machine, on average since the previous call; negative when unknown.
 using IdleCpus = std::function<double()>;
-// Reads /proc/stat (Linux): (idle + iowait) / all jiffies x online CPUs. Negative elsewhere.
+// Reads /proc/stat (Linux): (idle + iowait) / all jiffies x online CPUs. Unknown (always
+// negative) where it cannot be read, and when this process may not run on every CPU (a
+// Slurm job or a cpuset): the machine's idle CPUs are then not ones it could use.
 IdleCpus machine_idle_cpus();
+
+// The first line of /proc/stat, "cpu  user nice system idle iowait irq softirq steal ...":
+// idle + iowait and the sum of the first eight fields, in jiffies. False when malformed.
+bool parse_cpu_jiffies(const char* text, uint64_t& idle, uint64_t& total);
+// The share of the time between two readings that was idle, in [0, 1]; negative when the
+// readings do not move forward (iowait may go down: proc(5)).
+double idle_share(uint64_t idle0, uint64_t total0, uint64_t idle1, uint64_t total1);
 
 class ThreadGovernor {
  public:
@@ -40,6 +52,10 @@ class ThreadGovernor {
   // for the stalls (beside one busy process on 2 cores, 2 threads ran at 0.3x of 1), so
   // it is left out; with an unknown count it is made.
   explicit ThreadGovernor(int max_threads, IdleCpus idle = machine_idle_cpus());
+  // Gives OpenMP back the largest count (scoring, the next ensemble member) if it moved.
+  ~ThreadGovernor();
+  ThreadGovernor(const ThreadGovernor&) = delete;
+  ThreadGovernor& operator=(const ThreadGovernor&) = delete;
 
   // The count to run the next step with.
   int threads() const { return rungs_[probing_ ? probe_rung_ : rung_]; }
@@ -67,7 +83,7 @@ class ThreadGovernor {
     int steps = 0;
     bool skip_next = true;
     void add(double s);
-    double mean() const { return seconds / steps; }
+    double mean() const { return steps > 0 ? seconds / steps : 0.0; }
   };
 
   void start_probe();
