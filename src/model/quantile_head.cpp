@@ -86,10 +86,10 @@ void pinball_backward(const ag::TensorNode& node) {
       if (w == 0.0) continue;
       for (int64_t j = 0; j < Q; ++j) {
         const double u = static_cast<double>(y[r * C + c]) - p[(r * Q + j) * C + c];
-        // -q, 1 - q or 0 (exactly), as arithmetic: the signs are random, and GCC turned the
-        // ?: chain into branches that missed half the time.
-        const double slope =
-            static_cast<double>(u < 0) - static_cast<double>(q[j]) * static_cast<double>(u != 0);
+        // -q, 1 - q or 0 (exactly; 0 for NaN too), as arithmetic: the signs are random, and
+        // GCC turned the ?: chain into branches that missed half the time.
+        const double slope = static_cast<double>(u < 0) -
+                             static_cast<double>(q[j]) * static_cast<double>(u < 0 || u > 0);
         dp[(r * Q + j) * C + c] += static_cast<float>(g * w * slope);
       }
     }
