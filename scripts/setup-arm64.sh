@@ -9,6 +9,9 @@
 #   header-only:  libcli11-dev nlohmann-json3-dev doctest-dev are Architecture: all and
 #                 Multi-Arch: foreign; their CMake configs (/usr/share/cmake, /usr/lib/cmake)
 #                 carry no 32/64-bit check, so the host packages serve the cross build.
+#                 libhowardhinnant-date-dev is Architecture: amd64 (it ships a tz library
+#                 too), but attnfc uses only its headers (/usr/include/date, the same for
+#                 every architecture), so the host package serves the cross build as well.
 #   arm64 libs:   libspdlog-dev:arm64 (compiled libspdlog.so) and libfmt-dev:arm64 (which
 #                 spdlog is built against), after 'dpkg --add-architecture arm64'. They are
 #                 Multi-Arch: same, so they sit next to the amd64 ones (versions must match).
@@ -18,7 +21,8 @@
 #                 (libz, for gzip-compressed CSVs) is Multi-Arch: same as well.
 set -euo pipefail
 
-host_packages=(g++-aarch64-linux-gnu cmake make clang-format libcli11-dev nlohmann-json3-dev doctest-dev)
+host_packages=(g++-aarch64-linux-gnu cmake make clang-format libcli11-dev nlohmann-json3-dev doctest-dev
+  libhowardhinnant-date-dev)
 arm64_packages=(libspdlog-dev:arm64 libfmt-dev:arm64 zlib1g-dev:arm64 libgomp1:arm64)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include "cli_run.hpp"
 
 #include <array>
@@ -24,9 +25,16 @@ bool has(const std::string& s, const std::string& part) {
 // A temporary CSV that removes itself.
 struct TempCsv {
   std::string path;
+  // In a folder of this process: ctest runs cli@avx512 and cli@avx2 at once.
   explicit TempCsv(const std::string& name, const std::string& text)
-      : path((std::filesystem::temp_directory_path() / name).string()) {
+      : path((process_dir() / name).string()) {
     std::ofstream(path, std::ios::binary) << text;
+  }
+  static std::filesystem::path process_dir() {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("attnfc_inspect_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
   }
   ~TempCsv() { std::filesystem::remove(path); }
 };

@@ -2,6 +2,8 @@
 // the M4 Hourly files against the published M4 results.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,8 +18,12 @@ using namespace attnfc::train::m4;
 
 namespace {
 
+// In a folder of this process: ctest runs train@avx512 and train@avx2 at once.
 std::string temp_csv(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnfc_m4_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
