@@ -2,13 +2,14 @@
 
 #include <fcntl.h>
 #include <omp.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+
+#include "attnfc/kernels/threading.hpp"
 
 namespace attnfc::kernels {
 
@@ -46,19 +47,13 @@ bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
   return parse_cpu_jiffies(buf, idle, total);
 }
 
-// Whether this process may run on every online CPU (no taskset, cpuset or Slurm binding).
-bool runs_on_every_cpu(long online) {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  return sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) == online;
-}
-
 }  // namespace
 
 IdleCpus machine_idle_cpus() {
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t last_idle = 0, last_total = 0;
-  if (cpus <= 0 || !runs_on_every_cpu(cpus) || !read_cpu_jiffies(last_idle, last_total))
+  // Only when this process may run on every online CPU (no taskset, cpuset, Slurm binding).
+  if (cpus <= 0 || allowed_cpu_count() != cpus || !read_cpu_jiffies(last_idle, last_total))
     return [] { return -1.0; };
   return [cpus, last_idle, last_total]() mutable -> double {
     uint64_t idle = 0, total = 0;
@@ -90,9 +85,19 @@ ThreadGovernor::~ThreadGovernor() {
 }
 
 void ThreadGovernor::begin_step() {
-  if (!active() || threads() == applied_) return;
-  applied_ = threads();
-  omp_set_num_threads(applied_);
+  if (!active()) return;
+  if (threads() != applied_) {
+    applied_ = threads();
+    omp_set_num_threads(applied_);
+  }
+  step_start_ = std::chrono::steady_clock::now();
+}
+
+bool ThreadGovernor::end_step() {
+  if (!active()) return false;
+  const int64_t before = switches_;
+  record(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count());
+  return switches_ != before;
 }
 
 void ThreadGovernor::record(double seconds) {

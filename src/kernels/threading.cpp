@@ -135,6 +135,10 @@ const bool kDefaultApplied = [] {
 
 }  // namespace
 
+int allowed_cpu_count() {
+  return static_cast<int>(allowed_cpus().size());
+}
+
 int physical_cores() {
   static const int cores = detect_physical_cores();
   return cores;

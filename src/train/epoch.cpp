@@ -128,13 +128,9 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Prog
   progress.epoch_started();
   int64_t samples = 0;
   while (st.step_in_epoch < t.steps_per_epoch) {
-    const int64_t switches = t.threads.switches();
     t.threads.begin_step();
-    const auto step_start = std::chrono::steady_clock::now();
     st.epoch_loss_sum += train_step(t, samples);
-    t.threads.record(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
-    if (t.threads.switches() != switches)
+    if (t.threads.end_step())
       spdlog::debug("after {}: {} thread(s), the faster count on this machine's load now",
                     step_name(st.global_step, st.epoch, st.step_in_epoch), t.threads.threads());
     ++st.step_in_epoch, ++st.global_step, ++steps_this_call;

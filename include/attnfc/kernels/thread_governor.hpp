@@ -26,6 +26,7 @@
 // i.e. 4+ cores), and a new thread allocates its kernel buffers in its first step: once
 // per move, not per step.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
@@ -59,9 +60,12 @@ class ThreadGovernor {
 
   // The count to run the next step with.
   int threads() const { return rungs_[probing_ ? probe_rung_ : rung_]; }
-  // Before each step: sets OpenMP's count to threads() when it changed.
+  // Around each step: begin_step sets OpenMP's count to threads() when it changed and
+  // starts the clock; end_step records the step's time and says whether the governor has
+  // just moved to another count (for the log). Nothing is timed when there is no choice.
   void begin_step();
-  // The step just run took `seconds` at threads().
+  bool end_step();
+  // The step just run took `seconds` at threads() (end_step's clock; tests feed their own).
   void record(double seconds);
 
   bool active() const { return rung_count_ > 1; }
@@ -100,6 +104,7 @@ class ThreadGovernor {
   int probe_rung_ = 0;
   int64_t switches_ = 0;
   int applied_ = 0;  // the count last given to OpenMP by begin_step
+  std::chrono::steady_clock::time_point step_start_;
   IdleCpus idle_;
 };
 

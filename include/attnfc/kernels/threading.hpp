@@ -5,6 +5,8 @@ namespace attnfc::kernels {
 
 // Physical cores of this machine (hyper-threads do not help FMA-bound kernels).
 int physical_cores();
+// CPUs this process may run on (its affinity mask: taskset, a cpuset, Slurm); 0 if unknown.
+int allowed_cpu_count();
 // Threads the kernels use: OMP_NUM_THREADS when set, else physical_cores().
 int default_threads();
 void set_threads(int n);
