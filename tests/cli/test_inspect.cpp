@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
-#include <unistd.h>
 #include "cli_run.hpp"
 
 #include <array>
@@ -27,13 +26,11 @@ struct TempCsv {
   std::string path;
   // In a folder of this process: ctest runs cli@avx512 and cli@avx2 at once.
   explicit TempCsv(const std::string& name, const std::string& text)
-      : path((process_dir() / name).string()) {
+      : path(scratch().dir + "/" + name) {
     std::ofstream(path, std::ios::binary) << text;
   }
-  static std::filesystem::path process_dir() {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("attnfc_inspect_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+  static const cli_test::ScratchDir& scratch() {
+    static const cli_test::ScratchDir dir("attnfc_inspect_");
     return dir;
   }
   ~TempCsv() { std::filesystem::remove(path); }

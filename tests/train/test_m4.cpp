@@ -2,8 +2,6 @@
 // the M4 Hourly files against the published M4 results.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +11,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/m4.hpp"
+#include "train_test_util.hpp"
 
 using namespace attnfc::train::m4;
 
@@ -20,10 +19,8 @@ namespace {
 
 // In a folder of this process: ctest runs train@avx512 and train@avx2 at once.
 std::string temp_csv(const std::string& name, const std::string& text) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("attnfc_m4_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
+  static const std::string dir = train_test::temp_dir("m4");
+  const std::string path = dir + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
