@@ -9,7 +9,11 @@
 #   3. `attnfc predict` forecasts the 48 hours after each series' history, and `attnfc score`
 #      scores them once against the test file: sMAPE, MASE (in-sample seasonal scaling,
 #      m = 24) and OWA as the M4 evaluation defines them, beside Naive1, sNaive, Naive2 and
-#      Theta computed by attnfc from the same histories.
+#      Theta computed by attnfc from the same histories. A quantile model
+#      (model.quantiles) writes its intervals too, and score adds M4's MSIS, coverage and
+#      ACD per interval, beside seasonal naive with intervals from its own in-sample errors;
+#      a calibrated one (train.calibrate) is also scored without its correction
+#      (predict --uncalibrated).
 #
 #   scripts/m4_benchmark.sh [--out DIR] [--bin PATH] [--config FILE] [--seeds 1,2,3]
 #                           [--threads T] [--set KEY=VALUE]...
@@ -61,6 +65,13 @@ for seed in ${SEEDS//,/ }; do
   "$BIN" score --forecast "$run/forecast.csv" --actual "$DATA/m4_hourly_test.csv" \
     --history "$DATA/m4_hourly_history.csv" --id-column id --season 24 \
     --out "$run/score.json" --per-series "$run/per_series.csv" | tee "$run/score.txt"
+  if [ "$(jq -r '.train.calibrate // "none"' "$run/config.json")" != none ]; then
+    "$BIN" --log-level error predict -m "$run/model.safetensors" --uncalibrated \
+      -i "$DATA/m4_hourly_history.csv" -o "$run/forecast_uncalibrated.csv"
+    "$BIN" score --forecast "$run/forecast_uncalibrated.csv" --actual "$DATA/m4_hourly_test.csv" \
+      --history "$DATA/m4_hourly_history.csv" --id-column id --season 24 \
+      --out "$run/score_uncalibrated.json" > "$run/score_uncalibrated.txt"
+  fi
   # The run's own linear start (its least-squares NLinear shortcut), scored the same way.
   "$BIN" --log-level error predict -m "$run/linear_start.safetensors" \
     -i "$DATA/m4_hourly_history.csv" -o "$run/forecast_start.csv"
@@ -88,5 +99,30 @@ done
   grep -E '^(Naive1|sNaive|Naive2|Theta) ' "$OUT/seed$first/score.txt" |
     awk '{ printf "| %s | %.3f | %.3f | %.3f | |\n", $1, $2, $3, $4 }'
 } > "$OUT/RESULTS.md"
+
+# Intervals (quantile models): per level, MSIS, coverage and ACD as mean ± std over seeds,
+# then seasonal naive's (deterministic) from the first seed's scoring.
+first=${SEEDS%%,*}
+if jq -e '.intervals' "$OUT/seed$first/score.json" >/dev/null; then
+  stat() {  # stat FILE_STEM METHOD LEVEL FIELD: "mean ± std" over seeds
+    for seed in ${SEEDS//,/ }; do jq -r ".intervals[\"$3\"][\"$2\"].$4" "$OUT/seed$seed/$1.json"; done |
+      awk '{ s += $1; q += $1 * $1; n++ } END { m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0
+             printf "%.3f ± %.3f", m, sqrt(v > 0 ? v : 0) }'
+  }
+  {
+    echo
+    echo "| method | interval | MSIS | coverage | ACD |"
+    echo "|---|---|---|---|---|"
+    for level in $(jq -r '.intervals | keys[]' "$OUT/seed$first/score.json" | sort -n); do
+      for stem in score score_uncalibrated; do
+        [ -f "$OUT/seed$first/$stem.json" ] || continue
+        label=attnfc; [ $stem = score_uncalibrated ] && label="attnfc, uncalibrated"
+        echo "| $label | $level% | $(stat $stem attnfc "$level" msis) | $(stat $stem attnfc "$level" coverage) | $(stat $stem attnfc "$level" acd) |"
+      done
+      jq -r --arg l "$level" '.intervals[$l].sNaive | "| sNaive, empirical | \($l)% | \(.msis * 1000 | round / 1000) | \(.coverage * 1000 | round / 1000) | \(.acd * 1000 | round / 1000) |"' \
+        "$OUT/seed$first/score.json"
+    done
+  } >> "$OUT/RESULTS.md"
+fi
 cat "$OUT/RESULTS.md"
 echo "m4_benchmark: results in $OUT/RESULTS.md and $OUT/seed*/score.txt"

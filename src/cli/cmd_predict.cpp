@@ -296,7 +296,15 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
 
 int run_predict(const PredictOptions& a) {
   const PredictOutputs plan = plan_outputs(a);
-  const train::LoadedModel lm = train::LoadedModel::load(a.model);
+  train::LoadedModel lm = train::LoadedModel::load(a.model);
+  if (a.uncalibrated) {  // the intervals as trained, to see what calibration changed
+    if (!lm.calibration) {
+      throw InputError("--uncalibrated: " + a.model +
+                       " has no calibration (trained with train.calibrate \"none\"); expected a "
+                       "model trained with \"conformal\"");
+    }
+    lm.calibration.reset();
+  }
   // --future is read once (it may be standard input), for every input.
   const train::FutureRows future_file =
       a.future.empty() ? train::FutureRows() : train::FutureRows(lm.read_future(a.future));

@@ -1,6 +1,8 @@
 // attnfc score: a forecast file scored the way the M4 competition scores, beside the M4
 // benchmarks computed from the same histories (train::m4).
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/train/m4.hpp"
+#include "attnfc/train/m4_intervals.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 
@@ -17,14 +20,23 @@ namespace attnfc::cli {
 
 namespace {
 
+using train::m4::IntervalScores;
 using train::m4::MethodScores;
 using train::m4::Series;
+
+// One interval of the forecast file (its V-lo-N and V-hi-N columns), series in file order.
+struct FileInterval {
+  std::string label;  // N, as the column names write it
+  double level = 0;   // N / 100
+  std::vector<std::vector<double>> lower, upper;
+};
 
 // The three files lined up: one entry per forecast series, in the forecast file's order.
 struct Panel {
   std::vector<std::string> ids;
   std::vector<std::vector<double>> forecasts, actuals, histories;
   std::vector<double> scales;
+  std::vector<FileInterval> intervals;  // in increasing level
 };
 
 std::unordered_map<std::string, size_t> by_id(const std::vector<Series>& s) {
@@ -58,6 +70,45 @@ void check_ids(const ScoreOptions& o, const std::vector<Series>& fc,
   }
 }
 
+// The intervals `attnfc predict` wrote beside the point column V (NeuralForecast's names:
+// V-lo-80 and V-hi-80 for the 80% interval): every N with both columns. A bound column
+// without its mirror, or an N that is not a level in (0, 100), is refused.
+std::vector<FileInterval> read_intervals(const ScoreOptions& o, char delimiter,
+                                         const data::NumberFormat& number) {
+  const train::m4::LongHeader header =
+      train::m4::read_long_header(o.forecast, o.id_column, o.value_column, "", delimiter);
+  const auto has = [&](const std::string& name) {
+    return std::find(header.columns.begin(), header.columns.end(), name) != header.columns.end();
+  };
+  std::vector<FileInterval> out;
+  for (const std::string& column : header.columns) {
+    for (const char* side : {"-lo-", "-hi-"}) {
+      const std::string prefix = header.value + side;
+      if (column.rfind(prefix, 0) != 0) continue;
+      const std::string label = column.substr(prefix.size());
+      const std::string mirror = header.value + (side[1] == 'l' ? "-hi-" : "-lo-") + label;
+      char* end = nullptr;
+      const double n = std::strtod(label.c_str(), &end);
+      if (label.empty() || *end != '\0' || !(n > 0 && n < 100) || !has(mirror)) {
+        throw InputError(locate(o.forecast, 1, 0,
+                                "column '" + column + "': expected an interval bound " + prefix +
+                                    "N with N in (0, 100) and its mirror '" + mirror +
+                                    "' beside it"));
+      }
+      if (side[1] == 'h') continue;  // each interval once, from its lower column
+      FileInterval iv{label, n / 100, {}, {}};
+      for (const auto& [bounds, name] : {std::pair{&iv.lower, column}, {&iv.upper, mirror}}) {
+        for (Series& s : train::m4::read_long(o.forecast, o.id_column, name, "", delimiter, number))
+          bounds->push_back(std::move(s.values));
+      }
+      out.push_back(std::move(iv));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FileInterval& a, const FileInterval& b) { return a.level < b.level; });
+  return out;
+}
+
 Panel line_up(const ScoreOptions& o) {
   const char delimiter = parse_delimiter(o.delimiter);
   const data::NumberFormat number =
@@ -85,7 +136,26 @@ Panel line_up(const ScoreOptions& o) {
     p.histories.push_back(h.values);
     p.scales.push_back(scale);
   }
+  p.intervals = read_intervals(o, delimiter, number);
   return p;
+}
+
+// Per interval of the forecast file: attnfc's, then seasonal naive with its own.
+std::vector<IntervalScores> score_intervals(const Panel& p, int season) {
+  std::vector<IntervalScores> out;
+  for (const FileInterval& iv : p.intervals) {
+    out.push_back(
+        train::m4::score_interval("attnfc", iv.level, iv.lower, iv.upper, p.actuals, p.scales));
+    std::vector<std::vector<double>> lower, upper;
+    for (size_t i = 0; i < p.histories.size(); ++i) {
+      const int h = static_cast<int>(p.actuals[i].size());
+      train::m4::Interval b = train::m4::snaive_interval(p.histories[i], h, season, iv.level);
+      lower.push_back(std::move(b.lower));
+      upper.push_back(std::move(b.upper));
+    }
+    out.push_back(train::m4::score_interval("sNaive", iv.level, lower, upper, p.actuals, p.scales));
+  }
+  return out;
 }
 
 // attnfc's forecast file first, then the benchmarks from the histories; OWA vs Naive2.
@@ -106,6 +176,17 @@ std::vector<MethodScores> score_all(const Panel& p, int season) {
   return scores;
 }
 
+void print_intervals(const Panel& p, const std::vector<IntervalScores>& scores) {
+  if (scores.empty()) return;
+  std::printf("intervals (M4's MSIS, scaled as MASE; coverage and ACD over every value)\n");
+  std::printf("%-8s %6s %9s %9s %7s\n", "method", "level", "MSIS", "coverage", "ACD");
+  for (size_t k = 0; k < scores.size(); ++k) {
+    const IntervalScores& s = scores[k];
+    std::printf("%-8s %6s %9.3f %9.3f %7.3f\n", s.name.c_str(), p.intervals[k / 2].label.c_str(),
+                s.msis_avg, s.coverage, s.acd);
+  }
+}
+
 void print_table(const Panel& p, const std::vector<MethodScores>& scores, int season) {
   size_t values = 0;
   for (const auto& a : p.actuals) values += a.size();
@@ -117,9 +198,12 @@ void print_table(const Panel& p, const std::vector<MethodScores>& scores, int se
   }
 }
 
-std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scores) {
+std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scores,
+                           const std::vector<IntervalScores>& intervals) {
   std::string csv = "id,horizon";
   for (const MethodScores& s : scores) csv += "," + s.name + "_smape," + s.name + "_mase";
+  for (size_t k = 0; k < intervals.size(); ++k)
+    csv += "," + intervals[k].name + "_msis" + p.intervals[k / 2].label;
   csv += "\n";
   char buf[64];
   for (size_t i = 0; i < p.ids.size(); ++i) {
@@ -128,13 +212,18 @@ std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scor
       std::snprintf(buf, sizeof buf, ",%.10g,%.10g", s.smape[i], s.mase[i]);
       csv += buf;
     }
+    for (const IntervalScores& s : intervals) {
+      std::snprintf(buf, sizeof buf, ",%.10g", s.msis[i]);
+      csv += buf;
+    }
     csv += "\n";
   }
   return csv;
 }
 
 nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
-                            const std::vector<MethodScores>& scores) {
+                            const std::vector<MethodScores>& scores,
+                            const std::vector<IntervalScores>& intervals) {
   nlohmann::json j = {{"forecast", o.forecast},
                       {"actual", o.actual},
                       {"history", o.history},
@@ -143,10 +232,17 @@ nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
   for (const MethodScores& s : scores) {
     j["methods"][s.name] = {{"smape", s.smape_avg}, {"mase", s.mase_avg}, {"owa", s.owa}};
   }
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const IntervalScores& s = intervals[k];
+    j["intervals"][p.intervals[k / 2].label][s.name] = {
+        {"level", s.level}, {"msis", s.msis_avg}, {"coverage", s.coverage}, {"acd", s.acd}};
+  }
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < p.ids.size(); ++i) {
     nlohmann::json row = {{"id", p.ids[i]}, {"horizon", p.actuals[i].size()}};
     for (const MethodScores& s : scores) row[s.name] = {{"smape", s.smape[i]}, {"mase", s.mase[i]}};
+    for (size_t k = 0; k < intervals.size(); ++k)
+      row[intervals[k].name]["msis" + p.intervals[k / 2].label] = intervals[k].msis[i];
     rows.push_back(row);
   }
   j["per_series"] = rows;
@@ -158,13 +254,15 @@ nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
 int run_score(const ScoreOptions& o) {
   const Panel p = line_up(o);
   const std::vector<MethodScores> scores = score_all(p, o.season);
+  const std::vector<IntervalScores> intervals = score_intervals(p, o.season);
   print_table(p, scores, o.season);
+  print_intervals(p, intervals);
   if (!o.per_series.empty()) {
-    write_file_atomic(o.per_series, per_series_csv(p, scores));
+    write_file_atomic(o.per_series, per_series_csv(p, scores, intervals));
     std::printf("per-series CSV -> %s\n", o.per_series.c_str());
   }
   if (!o.out.empty()) {
-    write_file_atomic(o.out, metrics_json(o, p, scores).dump(2) + "\n");
+    write_file_atomic(o.out, metrics_json(o, p, scores, intervals).dump(2) + "\n");
     std::printf("JSON -> %s\n", o.out.c_str());
   }
   return 0;

@@ -81,10 +81,11 @@ struct PredictOptions {
   std::string model, output;
   std::vector<std::string> inputs;  // --input, repeatable; one forecast each
   int horizon = 0;
-  bool strict = false;  // a short history, another frequency, missing last rows: exit 2
-  std::string ids;      // --id A,B: a panel's series to forecast ("" = all)
-  std::string future;   // --future FILE: future covariates at the forecast steps
-  std::string levels;   // --level 80,95: the intervals to write ("" = every level)
+  bool strict = false;        // a short history, another frequency, missing last rows: exit 2
+  std::string ids;            // --id A,B: a panel's series to forecast ("" = all)
+  std::string future;         // --future FILE: future covariates at the forecast steps
+  std::string levels;         // --level 80,95: the intervals to write ("" = every level)
+  bool uncalibrated = false;  // --uncalibrated: a calibrated model's intervals as trained
 };
 int run_predict(const PredictOptions& a);
 

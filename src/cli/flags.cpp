@@ -177,6 +177,9 @@ void register_predict(CLI::App& app) {
                   "A panel's series to forecast, comma-separated ids (default: every series)");
   sub->add_option("--level", a->levels,
                   "A quantile model's intervals to write, e.g. 80,95 (default: every level)");
+  sub->add_flag("--uncalibrated", a->uncalibrated,
+                "Write a calibrated model's quantiles as trained, without the conformal "
+                "correction (to see what calibration changed)");
   sub->add_option("--future", a->future,
                   "CSV with the future covariates at the forecast steps (time [, id] and "
                   "data.future_covariates), when the input's rows do not carry them");
@@ -263,7 +266,10 @@ void register_score(CLI::App& app) {
       "All three files are long format (id,time,value): rows of a series in time order.\n"
       "sMAPE (0-200) and MASE (scaled by the history's in-sample seasonal-naive error) are\n"
       "averaged over every (series, step); OWA is relative to Naive2. Naive1, sNaive, Naive2\n"
-      "and Theta are the M4 benchmarks, forecast from each series' history.");
+      "and Theta are the M4 benchmarks, forecast from each series' history. Intervals in the\n"
+      "forecast file (value-lo-N and value-hi-N, as predict writes a quantile model's) get\n"
+      "M4's MSIS, coverage and ACD, beside seasonal naive with intervals from the quantiles\n"
+      "of its own in-sample errors.");
   sub->add_option("--forecast,-f", o->forecast, "Forecasts to score (long CSV)")->required();
   sub->add_option("--actual,-a", o->actual, "The actual values over the horizon (long CSV)")
       ->required();

@@ -93,4 +93,12 @@ std::vector<Series> read_long(const std::string& path, const std::string& id_col
   return out;
 }
 
+LongHeader read_long_header(const std::string& path, const std::string& id_column,
+                            const std::string& value_column, const std::string& time_column,
+                            char delimiter) {
+  const data::CsvTable t = data::CsvTable::read_file(path, delimiter);
+  const size_t value_col = value_column_of(t, t.column_index(id_column), value_column, time_column);
+  return {t.header()[value_col], t.header()};
+}
+
 }  // namespace attnfc::train::m4

@@ -77,6 +77,22 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   const Run ce = run_attnfc("evaluate -m " + s.dir + "/c/model.safetensors -i " + csv);
   REQUIRE_MESSAGE(ce.code == 0, ce.out);
   CHECK(contains(ce.out, "attnfc-calibrated intervals (original units)"));
+  // predict applies the correction; --uncalibrated writes the intervals as trained (the same
+  // point), and is refused for a model without calibration.
+  const std::string cm = " -m " + s.dir + "/c/model.safetensors -i " + csv;
+  const Run calibrated = run_attnfc("predict" + cm),
+            raw = run_attnfc("predict" + cm + " --uncalibrated");
+  REQUIRE_MESSAGE(raw.code == 0, raw.out);
+  CHECK(raw.out != calibrated.out);
+  const auto first_point = [](const std::string& out) {
+    const size_t row = out.find('\n') + 1, a = out.find(',', row) + 1;
+    return out.substr(a, out.find(',', a) - a);
+  };
+  CHECK(first_point(raw.out) == first_point(calibrated.out));
+  const Run uncal_q = run_attnfc("predict" + qm + " --uncalibrated");
+  CHECK(uncal_q.code == 2);
+  CHECK_MESSAGE(contains(uncal_q.out, "--uncalibrated: "), uncal_q.out);
+  CHECK(contains(uncal_q.out, "has no calibration"));
   // plot draws the fan: one shaded band per interval.
   const Run plot = run_attnfc("plot -m " + s.dir + "/c/model.safetensors -i " + csv + " -o " +
                               s.dir + "/fan.html");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -110,4 +111,75 @@ TEST_CASE("score: ids, lengths and values that do not line up are refused (exit 
   refused("missing_b.csv", "id,time,value\nA,40,8\nA,41,1\nA,42,1\nA,43,1\n",
           "id 'B' has no forecast in");
   refused("noid.csv", "series,time,value\nA,40,8\n", "id");
+}
+
+// The forecast file with NeuralForecast-named bounds: 95% wide enough to cover every actual
+// value, 80% of width 0.
+std::string with_intervals(const std::string& forecast_csv) {
+  std::string out = "id,time,value,value-lo-80,value-hi-80,value-lo-95,value-hi-95\n";
+  std::istringstream in(forecast_csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const std::string v = line.substr(line.rfind(',') + 1);
+    const double x = std::stod(v);
+    out +=
+        line + "," + v + "," + v + "," + std::to_string(x - 9) + "," + std::to_string(x + 9) + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("score: interval columns get M4's MSIS, coverage and ACD beside seasonal naive's") {
+  const ScoreFiles f;
+  const std::string fc =
+      f.write("fc_iv.csv", with_intervals(cli_test::slurp(f.dir + "/forecast.csv")));
+  const cli_test::Run r = cli_test::run_attnfc(f.args(fc) + " --out " + f.dir + "/iv.json" +
+                                               " --per-series " + f.dir + "/iv.csv");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK_MESSAGE(cli_test::contains(r.out, "MSIS"), r.out);
+  const nlohmann::json j = nlohmann::json::parse(cli_test::slurp(f.dir + "/iv.json"));
+  const nlohmann::json& wide = j["intervals"]["95"]["attnfc"];
+  CHECK(wide["coverage"].get<double>() == 1.0);
+  CHECK(wide["acd"].get<double>() == doctest::Approx(0.05));
+  CHECK(wide["level"].get<double>() == doctest::Approx(0.95));
+  // Every value covered: MSIS is the width over the scale, more than 18 / largest scale.
+  CHECK(wide["msis"].get<double>() > 0);
+  CHECK(j["intervals"]["80"]["attnfc"]["coverage"].get<double>() == 0.0);
+  CHECK(j["intervals"]["95"]["sNaive"]["msis"].get<double>() > 0);
+  CHECK(j["per_series"][0]["attnfc"]["msis95"].get<double>() > 0);
+  CHECK(cli_test::contains(cli_test::slurp(f.dir + "/iv.csv"),
+                           "attnfc_msis80,sNaive_msis80,attnfc_msis95,sNaive_msis95\n"));
+  // The point scores are those of the file without bounds.
+  REQUIRE(
+      cli_test::run_attnfc(f.args(f.dir + "/forecast.csv") + " --out " + f.dir + "/p.json").code ==
+      0);
+  const nlohmann::json p = nlohmann::json::parse(cli_test::slurp(f.dir + "/p.json"));
+  CHECK(p["methods"]["attnfc"] == j["methods"]["attnfc"]);
+  CHECK_FALSE(p.contains("intervals"));
+}
+
+// The forecast file of ScoreFiles with extra columns `header` and `cells` on every row.
+std::string with_columns(const ScoreFiles& f, const std::string& header, const std::string& cells) {
+  std::istringstream in(cli_test::slurp(f.dir + "/forecast.csv"));
+  std::string line, out;
+  std::getline(in, line);
+  out = line + "," + header + "\n";
+  while (std::getline(in, line)) out += line + "," + cells + "\n";
+  return out;
+}
+
+TEST_CASE("score: a bound column without its mirror is refused (exit 2)") {
+  const ScoreFiles f;
+  const cli_test::Run r =
+      cli_test::run_attnfc(f.args(f.write("lonely.csv", with_columns(f, "value-lo-95", "7"))));
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(cli_test::contains(r.out,
+                                   "lonely.csv:1: column 'value-lo-95': expected an "
+                                   "interval bound value-lo-N with N in (0, 100) and "
+                                   "its mirror 'value-hi-95' beside it"),
+                r.out);
+  const cli_test::Run odd = cli_test::run_attnfc(
+      f.args(f.write("odd.csv", with_columns(f, "value-hi-x,value-lo-x", "7,6"))));
+  CHECK(odd.code == 2);
+  CHECK_MESSAGE(cli_test::contains(odd.out, "column 'value-hi-x'"), odd.out);
 }

@@ -135,4 +135,14 @@ std::vector<Series> read_long(const std::string& path, const std::string& id_col
                               const std::string& time_column = "", char delimiter = ',',
                               const data::NumberFormat& number = {});
 
+// A long file's header and the name of the column read_long() reads as values (the
+// value_column rule above); for finding a forecast file's interval columns.
+struct LongHeader {
+  std::string value;
+  std::vector<std::string> columns;
+};
+LongHeader read_long_header(const std::string& path, const std::string& id_column,
+                            const std::string& value_column = "",
+                            const std::string& time_column = "", char delimiter = ',');
+
 }  // namespace attnfc::train::m4
