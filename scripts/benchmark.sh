@@ -14,7 +14,11 @@
 #
 #   scripts/benchmark.sh [--suites "etth1 exchange ili"] [--out DIR] [--bin PATH]
 #                        [--seeds 1,2,3] [-j N] [--threads T] [--settings "S M"] [--horizons "..."]
-#                        [--set KEY=VALUE]...
+#                        [--set KEY=VALUE]... [--quantiles]
+# --quantiles runs each setting's quantile config (configs/<suite>_<setting>_quantiles.json)
+# and adds DIR/QUANTILES.md: per cell wQL (GluonTS's weighted quantile loss, the CRPS
+# approximation) and 80%/95% coverage of the model, of the model calibrated on validation
+# (where its config calibrates) and of the interval baselines, on the same windows.
 # --settings keeps only those settings, --horizons replaces every suite's horizons (for a
 # quick look). Output: DIR/RESULTS.md, DIR/<suite>_<setting>.csv (each sweep's results.csv)
 # and the sweeps themselves in DIR/<suite>_<setting>/; default DIR: bench/results.
@@ -23,7 +27,7 @@ REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$REPO"
 
 OUT=bench/results BIN=build/attnfc SEEDS=1,2,3 JOBS="" THREADS=1 SUITES="etth1 exchange ili"
-HORIZONS_OVERRIDE="" SETTINGS_FILTER="" SETS=()
+HORIZONS_OVERRIDE="" SETTINGS_FILTER="" SETS=() QUANTILES=""
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=$2; shift ;;
@@ -35,7 +39,8 @@ while [ $# -gt 0 ]; do
     --horizons) HORIZONS_OVERRIDE=$2; shift ;;
     --settings) SETTINGS_FILTER=$2; shift ;;
     --set) SETS+=(--set "$2"); shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quantiles) QUANTILES=_quantiles ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmark: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,6 +54,9 @@ settings() {  # the settings of a suite (those of --settings only)
   for s in $all; do
     if [ -z "$SETTINGS_FILTER" ] || [[ " $SETTINGS_FILTER " == *" $s "* ]]; then echo "$s"; fi
   done
+}
+settings_all() {  # every suite's settings, as "suite_setting" words
+  for suite in $SUITES; do for s in $(settings "$suite"); do echo -n "${suite}_$s "; done; done
 }
 horizons() {
   if [ -n "$HORIZONS_OVERRIDE" ]; then echo "$HORIZONS_OVERRIDE"; return; fi
@@ -75,7 +83,7 @@ mkdir -p "$OUT"
 for suite in $SUITES; do
   grid=$(printf '%s\n' $(horizons "$suite") | jq -s -c '{"model.horizon": .}')
   for s in $(settings "$suite"); do
-    base=configs/${suite}_$s.json
+    base=configs/${suite}_$s$QUANTILES.json
     [ -f "$base" ] || { echo "benchmark: $base not found" >&2; exit 2; }
     echo "$grid" >"$OUT/grid_${suite}_$s.json"
     scripts/sweep "$base" "$OUT/grid_${suite}_$s.json" --seeds "$SEEDS" --out "$OUT/${suite}_$s" \
@@ -131,4 +139,6 @@ cell() {  # cell SWEEP_DIR H
   done
 } >"$OUT/RESULTS.md"
 cat "$OUT/RESULTS.md"
+[ -z "$QUANTILES" ] || scripts/benchmark-quantiles-table.sh "$OUT" "$SUITES" "$(settings_all)" \
+  "$(for suite in $SUITES; do echo "$suite:$(horizons "$suite" | tr ' ' ,)"; done)"
 exit $status

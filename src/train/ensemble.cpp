@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "attnfc/base/input_file.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/model/config.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/kept_model.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "phases.hpp"
@@ -29,10 +31,11 @@ uint64_t member_seed(uint64_t seed, int k) {
 
 namespace {
 
-// Reads the finished members' models and writes them as one ensemble file with the
-// ensemble's own run config. Returns that model, for scoring without reading it back.
+// Reads the finished members' models as one ensemble with the ensemble's own run config;
+// `meta` gets the metadata of its model file (save_ensemble).
 LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
-                            const nlohmann::json& resolved) {
+                            const nlohmann::json& resolved,
+                            std::map<std::string, std::string>& meta) {
   LoadedModel all;
   all.path = paths.model();
   all.run = config;
@@ -57,16 +60,29 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     all.params.push_back(std::move(m.params.front()));
     all.networks.push_back(std::move(m.networks.front()));
   }
-  std::map<std::string, std::string> meta{{"config", resolved.dump()},
-                                          {"scaler", all.scaler.to_json().dump()},
-                                          {"columns", nlohmann::json(all.columns).dump()},
-                                          {"frequency", all.frequency}};
+  meta = {{"config", resolved.dump()},
+          {"scaler", all.scaler.to_json().dump()},
+          {"columns", nlohmann::json(all.columns).dump()},
+          {"frequency", all.frequency}};
   if (!config.data.csv.id_column.empty()) {  // a panel, as phases.cpp writes it
     meta["id_column"] = config.data.csv.id_column;
     meta["series_scalers"] = all.series_scalers.to_json().dump();
   }
-  model::save_ensemble_checkpoint(all.path, all.members(), meta);
   return all;
+}
+
+// train.calibrate "conformal": the members are trained uncalibrated and the ensemble's own
+// levels (the members' mean) are calibrated once, on the validation windows, as a single
+// network's are (epoch.cpp's calibrate_kept); the corrections go in the ensemble's file.
+std::optional<Calibration> calibrate_ensemble(const RunConfig& config, const detail::RunData& data,
+                                              const LoadedModel& lm,
+                                              std::map<std::string, std::string>& meta) {
+  if (config.train.calibrate != "conformal") return std::nullopt;
+  Calibration cal = data.scorer->calibrate(lm.members());
+  meta["calibration"] = cal.to_json().dump();
+  spdlog::info("ensemble intervals calibrated on {} validation values a step (split-conformal)",
+               cal.scores.empty() ? 0 : cal.scores.front());
+  return cal;
 }
 
 // What the ensemble takes from a finished member's metrics.json.
@@ -148,6 +164,7 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
     }
     RunConfig mc = config;
     mc.train.ensemble = 1;
+    mc.train.calibrate = "none";  // the ensemble's levels are calibrated, not each member's
     mc.train.seed = member_seed(config.train.seed, k);
     const RunPaths member = paths.member(k);
     const TrainOptions mo = member_options(opt, member, k, K, result.steps_this_call);
@@ -198,7 +215,11 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   MemberTotals totals;
   if (!train_members(config, paths, opt, result, totals)) return result;
 
-  const LoadedModel lm = combine_members(paths, config, resolved);
+  std::map<std::string, std::string> meta;
+  LoadedModel lm = combine_members(paths, config, resolved, meta);
+  const std::optional<Calibration> cal = calibrate_ensemble(config, *data, lm, meta);
+  if (cal) lm.calibration = std::make_shared<const Calibration>(*cal);
+  model::save_ensemble_checkpoint(lm.path, lm.members(), meta);
   // The least-squares start does not depend on the seed: member 1's is every member's.
   const std::string member_start = paths.member(1).linear_start();
   const LoadedModel linear_start =
@@ -210,7 +231,8 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   nlohmann::json metrics;
   try {
     if (detail::scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = data->scorer->evaluate(lm.members(), linear_start.members(), &table, opt.interrupt);
+    metrics = data->scorer->evaluate(lm.members(), linear_start.members(), &table, opt.interrupt,
+                                     nullptr, cal ? &*cal : nullptr);
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the ensemble's final scoring; resuming scores it");
     result.status = TrainResult::Status::kInterrupted;

@@ -98,11 +98,6 @@ void check_calibrate(const RunConfig& r) {
     throw InputError(
         "train.calibrate: \"conformal\" calibrates intervals, but model.quantiles holds no "
         "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
-  if (r.train.ensemble > 1)
-    throw InputError(
-        "train.calibrate: \"conformal\" with train.ensemble " + std::to_string(r.train.ensemble) +
-        " is not supported (the corrections are fit to one network's levels); expected "
-        "train.ensemble 1, or train.calibrate \"none\"");
 }
 
 DataConfig parse_data(const nlohmann::json& section) {

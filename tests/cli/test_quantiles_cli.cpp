@@ -93,6 +93,16 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   CHECK(uncal_q.code == 2);
   CHECK_MESSAGE(contains(uncal_q.out, "--uncalibrated: "), uncal_q.out);
   CHECK(contains(uncal_q.out, "has no calibration"));
+  // An ensemble's levels (the members' mean) are calibrated once, after its members.
+  const Run ens = run_attnfc("train --config " + s.dir + "/micro.json --set " +
+                             "'model.quantiles=[0.1,0.5,0.9]' --set train.calibrate=conformal " +
+                             "--set train.ensemble=2 --out " + s.dir + "/ce");
+  REQUIRE_MESSAGE(ens.code == 0, ens.out);
+  const std::string em = " -m " + s.dir + "/ce/model.safetensors -i " + csv;
+  const Run ee = run_attnfc("evaluate" + em);
+  REQUIRE_MESSAGE(ee.code == 0, ee.out);
+  CHECK(contains(ee.out, "attnfc-calibrated intervals (original units)"));
+  CHECK(run_attnfc("predict" + em).out != run_attnfc("predict" + em + " --uncalibrated").out);
   // plot draws the fan: one shaded band per interval.
   const Run plot = run_attnfc("plot -m " + s.dir + "/c/model.safetensors -i " + csv + " -o " +
                               s.dir + "/fan.html");
@@ -105,9 +115,6 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   } refused[] = {
       {"--set 'model.quantiles=[0.3,0.5]' --set train.calibrate=conformal",
        "train.calibrate: \"conformal\" calibrates intervals"},
-      {"--set 'model.quantiles=[0.1,0.5,0.9]' --set train.calibrate=conformal --set "
-       "train.ensemble=2",
-       "train.ensemble 2 is not supported"},
       {"--set train.calibrate=isotonic", "train.calibrate"},
   };
   for (const auto& r : refused) {
