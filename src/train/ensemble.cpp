@@ -43,7 +43,7 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     LoadedModel m = LoadedModel::load(paths.member(k).model());
     if (k == 1) {
       all.scaler = m.scaler, all.columns = m.columns, all.frequency = m.frequency;
-      all.series_scalers = m.series_scalers;
+      all.series_scalers = m.series_scalers, all.known = m.known;
     } else {
       // Members of one config on one data set agree on these; a folder edited by hand may not.
       const std::pair<const char*, std::pair<nlohmann::json, nlohmann::json>> same[] = {
@@ -51,7 +51,10 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
           {"series_scalers", {m.series_scalers.to_json(), all.series_scalers.to_json()}},
           {"columns", {m.columns, all.columns}},
           {"frequency", {m.frequency, all.frequency}},
-          {"model_config", {model::to_json(m.config()), model::to_json(all.config())}}};
+          {"model_config", {model::to_json(m.config()), model::to_json(all.config())}},
+          {"known",
+           {m.known ? m.known->to_json() : nlohmann::json(),
+            all.known ? all.known->to_json() : nlohmann::json()}}};
       for (const auto& [key, found_expected] : same)
         if (found_expected.first != found_expected.second)
           throw InputError(m.path + ": metadata '" + key + "' is " + found_expected.first.dump() +
@@ -68,6 +71,9 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     meta["id_column"] = config.data.csv.id_column;
     meta["series_scalers"] = all.series_scalers.to_json().dump();
   }
+  // What the cross-attention decoder reads beside the values: without it the file loads
+  // as a model that cannot be fed.
+  if (all.known) meta["known"] = all.known->to_json().dump();
   return all;
 }
 

@@ -109,6 +109,19 @@ TEST_CASE("known features: train, then predict from future rows or --future, the
   CHECK(contains(att.out, "layer 0 head 1"));
 }
 
+TEST_CASE("known features: an ensemble's model file carries them, so it predicts") {
+  Known s;
+  const Run train = run_attnfc("train --config " + s.config() + " --set train.ensemble=2 --out " +
+                               s.dir + "/ens");
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  const Run p =
+      run_attnfc("predict -m " + s.dir + "/ens/model.safetensors -i " + s.with_future_rows(8));
+  REQUIRE_MESSAGE(p.code == 0, p.out);
+  CHECK(contains(p.out, "date,OT\n" + step_time(1) + ","));
+  const Run e = run_attnfc("evaluate -m " + s.dir + "/ens/model.safetensors -i " + s.csv);
+  CHECK_MESSAGE(e.code == 0, e.out);
+}
+
 TEST_CASE("known features: predict input mistakes name the file and step, exit 2") {
   Known s;
   const Run train = run_attnfc("train --config " + s.config() + " --out " + s.dir + "/run");
