@@ -24,10 +24,11 @@ model_stats() {  # model_stats NAME FILE...
   jq -r --arg n "$name" '[.test.models | to_entries[] | select(.key == $n or
         ($n == "seasonal-naive" and (.key | startswith("seasonal-naive(")))) | .value.intervals][0]
       | if . == null then "- - -" else
-        [.wql, (.intervals[] | select((.nominal - 0.8) | fabs < 1e-6) | .coverage),
-               (.intervals[] | select((.nominal - 0.95) | fabs < 1e-6) | .coverage)]
+        [(.wql // "-"),
+         (first(.intervals[] | select((.nominal - 0.8) | fabs < 1e-6) | .coverage) // "-"),
+         (first(.intervals[] | select((.nominal - 0.95) | fabs < 1e-6) | .coverage) // "-")]
         | map(tostring) | join(" ") end' "$@" |
-    awk '$1 == "-" { missing = 1 }
+    awk '$1 == "-" || $2 == "-" || $3 == "-" { missing = 1 }
       { for (k = 1; k <= 3; k++) { s[k] += $k; q[k] += $k * $k } n++ }
       END { if (missing || !n) { print "- | - | -"; exit }
             for (k = 1; k <= 3; k++) { m = s[k] / n; v = n > 1 ? (q[k] - n * m * m) / (n - 1) : 0
@@ -47,8 +48,8 @@ model_stats() {  # model_stats NAME FILE...
   echo
   echo "| dataset | setting | H | attnfc wQL | cov 80% | cov 95% | calibrated wQL | cov 80% | cov 95% | seasonal naive wQL | cov 80% | cov 95% | NLinear wQL | cov 80% | cov 95% |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  for cell in $CELLS; do
-    suite=${cell%_*} setting=${cell##*_}
+  for cell in $CELLS; do  # suite_setting_quantiles
+    name=${cell%_quantiles} suite=${name%_*} setting=${name##*_}
     hs=$(tr ' ' '\n' <<<"$HORIZONS" | sed -n "s/^$suite://p" | tr , ' ')
     for h in $hs; do
       mapfile -t files < <(runs_at "$OUT/$cell" "$h" 2>/dev/null || true)

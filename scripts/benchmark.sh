@@ -56,7 +56,7 @@ settings() {  # the settings of a suite (those of --settings only)
   done
 }
 settings_all() {  # every suite's settings, as "suite_setting" words
-  for suite in $SUITES; do for s in $(settings "$suite"); do echo -n "${suite}_$s "; done; done
+  for suite in $SUITES; do for s in $(settings "$suite"); do echo -n "${suite}_$s$QUANTILES "; done; done
 }
 horizons() {
   if [ -n "$HORIZONS_OVERRIDE" ]; then echo "$HORIZONS_OVERRIDE"; return; fi
@@ -78,17 +78,25 @@ published() {
   esac
 }
 
+# Every config first: a missing one must not surface after hours of the other sweeps.
+for suite in $SUITES; do
+  for s in $(settings "$suite"); do
+    [ -f "configs/${suite}_$s$QUANTILES.json" ] ||
+      { echo "benchmark: configs/${suite}_$s$QUANTILES.json not found" >&2; exit 2; }
+  done
+done
+
 status=0
 mkdir -p "$OUT"
 for suite in $SUITES; do
   grid=$(printf '%s\n' $(horizons "$suite") | jq -s -c '{"model.horizon": .}')
   for s in $(settings "$suite"); do
-    base=configs/${suite}_$s$QUANTILES.json
-    [ -f "$base" ] || { echo "benchmark: $base not found" >&2; exit 2; }
-    echo "$grid" >"$OUT/grid_${suite}_$s.json"
-    scripts/sweep "$base" "$OUT/grid_${suite}_$s.json" --seeds "$SEEDS" --out "$OUT/${suite}_$s" \
+    # The quantile runs in folders of their own: a sweep resumes whatever its folder holds.
+    cell=${suite}_$s$QUANTILES
+    echo "$grid" >"$OUT/grid_$cell.json"
+    scripts/sweep "configs/$cell.json" "$OUT/grid_$cell.json" --seeds "$SEEDS" --out "$OUT/$cell" \
       --bin "$BIN" --threads "$THREADS" ${JOBS:+-j "$JOBS"} "${SETS[@]}" || status=1
-    cp "$OUT/${suite}_$s/results.csv" "$OUT/${suite}_$s.csv"
+    cp "$OUT/$cell/results.csv" "$OUT/$cell.csv"
   done
 done
 
@@ -132,7 +140,7 @@ cell() {  # cell SWEEP_DIR H
   for suite in $SUITES; do
     for s in $(settings "$suite"); do
       for h in $(horizons "$suite"); do
-        IFS='|' read -r mse start wins nl rl ep secs windows <<<"$(cell "$OUT/${suite}_$s" "$h")"
+        IFS='|' read -r mse start wins nl rl ep secs windows <<<"$(cell "$OUT/${suite}_$s$QUANTILES" "$h")"
         echo "| $suite | $s | $h |$mse|$start|$wins|$nl|$rl| $(published "$suite" "$s" "$h") |$ep|$secs|$windows|"
       done
     done

@@ -39,6 +39,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -x "$BIN" ] || { echo "m4_benchmark: $BIN not found; run 'make build' first" >&2; exit 2; }
+command -v jq >/dev/null || { echo "m4_benchmark: jq is required (sudo apt-get install jq)" >&2; exit 2; }
 
 DATA=$OUT/data
 mkdir -p "$DATA"
@@ -81,33 +82,36 @@ for seed in ${SEEDS//,/ }; do
 done
 
 # One table: the model and its linear start as mean ± sample std over seeds, the
-# benchmarks (deterministic) from the first seed's scoring.
+# benchmarks (deterministic) from the first seed's scoring; read from score.json (score's
+# printed table has interval rows too).
+mean_std() {  # mean_std: "mean ± sample std" of the numbers on stdin, one per line
+  awk '{ s += $1; q += $1 * $1; n++ } END { m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0
+         printf "%.3f ± %.3f", m, sqrt(v > 0 ? v : 0) }'
+}
+first=${SEEDS%%,*}
 {
   echo "| method | sMAPE | MASE | OWA | seeds |"
   echo "|---|---|---|---|---|"
   for what in score score_start; do
     label=attnfc; [ "$what" = score_start ] && label="linear start"
-    for seed in ${SEEDS//,/ }; do grep '^attnfc ' "$OUT/seed$seed/$what.txt"; done |
-      awk -v label="$label" '{ for (k = 2; k <= 4; k++) { s[k] += $k; q[k] += $k * $k } n++ }
-        END { printf "| %s |", label
-              for (k = 2; k <= 4; k++) {
-                m = s[k] / n; v = (n > 1) ? (q[k] - n * m * m) / (n - 1) : 0
-                printf " %.3f ± %.3f |", m, sqrt((v > 0) ? v : 0) }
-              printf " %d |\n", n }'
+    row="| $label |"
+    for metric in smape mase owa; do
+      row+=" $(for seed in ${SEEDS//,/ }; do jq -r ".methods.attnfc.$metric" "$OUT/seed$seed/$what.json"; done | mean_std) |"
+    done
+    echo "$row $(wc -w <<<"${SEEDS//,/ }") |"
   done
-  first=${SEEDS%%,*}
-  grep -E '^(Naive1|sNaive|Naive2|Theta) ' "$OUT/seed$first/score.txt" |
-    awk '{ printf "| %s | %.3f | %.3f | %.3f | |\n", $1, $2, $3, $4 }'
+  for method in Naive1 sNaive Naive2 Theta; do
+    jq -r --arg m "$method" '.methods[$m] | "\(.smape) \(.mase) \(.owa)"' "$OUT/seed$first/score.json" |
+      awk -v m="$method" '{ printf "| %s | %.3f | %.3f | %.3f | |\n", m, $1, $2, $3 }'
+  done
 } > "$OUT/RESULTS.md"
 
 # Intervals (quantile models): per level, MSIS, coverage and ACD as mean ± std over seeds,
 # then seasonal naive's (deterministic) from the first seed's scoring.
-first=${SEEDS%%,*}
 if jq -e '.intervals' "$OUT/seed$first/score.json" >/dev/null; then
-  stat() {  # stat FILE_STEM METHOD LEVEL FIELD: "mean ± std" over seeds
+  over_seeds() {  # over_seeds FILE_STEM METHOD LEVEL FIELD: "mean ± std" over seeds
     for seed in ${SEEDS//,/ }; do jq -r ".intervals[\"$3\"][\"$2\"].$4" "$OUT/seed$seed/$1.json"; done |
-      awk '{ s += $1; q += $1 * $1; n++ } END { m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0
-             printf "%.3f ± %.3f", m, sqrt(v > 0 ? v : 0) }'
+      mean_std
   }
   {
     echo
@@ -117,10 +121,11 @@ if jq -e '.intervals' "$OUT/seed$first/score.json" >/dev/null; then
       for stem in score score_uncalibrated; do
         [ -f "$OUT/seed$first/$stem.json" ] || continue
         label=attnfc; [ $stem = score_uncalibrated ] && label="attnfc, uncalibrated"
-        echo "| $label | $level% | $(stat $stem attnfc "$level" msis) | $(stat $stem attnfc "$level" coverage) | $(stat $stem attnfc "$level" acd) |"
+        echo "| $label | $level% | $(over_seeds $stem attnfc "$level" msis) | $(over_seeds $stem attnfc "$level" coverage) | $(over_seeds $stem attnfc "$level" acd) |"
       done
-      jq -r --arg l "$level" '.intervals[$l].sNaive | "| sNaive, empirical | \($l)% | \(.msis * 1000 | round / 1000) | \(.coverage * 1000 | round / 1000) | \(.acd * 1000 | round / 1000) |"' \
-        "$OUT/seed$first/score.json"
+      jq -r --arg l "$level" '.intervals[$l].sNaive | "\(.msis) \(.coverage) \(.acd)"' \
+        "$OUT/seed$first/score.json" |
+        awk -v l="$level" '{ printf "| sNaive, empirical | %s%% | %.3f | %.3f | %.3f |\n", l, $1, $2, $3 }'
     done
   } >> "$OUT/RESULTS.md"
 fi

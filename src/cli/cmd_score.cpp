@@ -70,9 +70,44 @@ void check_ids(const ScoreOptions& o, const std::vector<Series>& fc,
   }
 }
 
+// N of an interval column: a plain decimal number in (0, 100) ("80", "95", "97.5"), or -1.
+double interval_label(const std::string& label) {
+  const bool plain = !label.empty() &&
+                     label.find_first_not_of("0123456789.") == std::string::npos &&
+                     std::count(label.begin(), label.end(), '.') <= 1 && label.front() != '.' &&
+                     label.back() != '.';
+  const double n = plain ? std::strtod(label.c_str(), nullptr) : -1;
+  return n > 0 && n < 100 ? n : -1;
+}
+
+// Both bounds of one interval, series in file order; a lower bound above its upper bound is
+// refused, naming the series and the step (the interval scores assume L <= U).
+FileInterval read_interval(const ScoreOptions& o, char delimiter, const data::NumberFormat& number,
+                           const std::string& lo, const std::string& hi, const std::string& label,
+                           double n) {
+  FileInterval iv{label, n / 100, {}, {}};
+  const std::vector<Series> lower =
+      train::m4::read_long(o.forecast, o.id_column, lo, "", delimiter, number);
+  const std::vector<Series> upper =
+      train::m4::read_long(o.forecast, o.id_column, hi, "", delimiter, number);
+  for (size_t i = 0; i < lower.size(); ++i) {
+    for (size_t h = 0; h < lower[i].values.size(); ++h) {
+      if (lower[i].values[h] <= upper[i].values[h]) continue;
+      throw InputError(at(o.forecast, lower[i],
+                          "step " + std::to_string(h + 1) + ": " + lo + " " +
+                              std::to_string(lower[i].values[h]) + " is above " + hi + " " +
+                              std::to_string(upper[i].values[h]) +
+                              "; expected the lower bound at or below the upper"));
+    }
+    iv.lower.push_back(lower[i].values);
+    iv.upper.push_back(upper[i].values);
+  }
+  return iv;
+}
+
 // The intervals `attnfc predict` wrote beside the point column V (NeuralForecast's names:
 // V-lo-80 and V-hi-80 for the 80% interval): every N with both columns. A bound column
-// without its mirror, or an N that is not a level in (0, 100), is refused.
+// whose N is not a number in (0, 100), or without its mirror, is refused.
 std::vector<FileInterval> read_intervals(const ScoreOptions& o, char delimiter,
                                          const data::NumberFormat& number) {
   const train::m4::LongHeader header =
@@ -87,21 +122,17 @@ std::vector<FileInterval> read_intervals(const ScoreOptions& o, char delimiter,
       if (column.rfind(prefix, 0) != 0) continue;
       const std::string label = column.substr(prefix.size());
       const std::string mirror = header.value + (side[1] == 'l' ? "-hi-" : "-lo-") + label;
-      char* end = nullptr;
-      const double n = std::strtod(label.c_str(), &end);
-      if (label.empty() || *end != '\0' || !(n > 0 && n < 100) || !has(mirror)) {
+      const double n = interval_label(label);
+      if (n < 0)
         throw InputError(locate(o.forecast, 1, 0,
-                                "column '" + column + "': expected an interval bound " + prefix +
-                                    "N with N in (0, 100) and its mirror '" + mirror +
-                                    "' beside it"));
-      }
-      if (side[1] == 'h') continue;  // each interval once, from its lower column
-      FileInterval iv{label, n / 100, {}, {}};
-      for (const auto& [bounds, name] : {std::pair{&iv.lower, column}, {&iv.upper, mirror}}) {
-        for (Series& s : train::m4::read_long(o.forecast, o.id_column, name, "", delimiter, number))
-          bounds->push_back(std::move(s.values));
-      }
-      out.push_back(std::move(iv));
+                                "column '" + column + "': expected " + prefix +
+                                    "N with N a number in (0, 100), e.g. " + prefix + "95"));
+      if (!has(mirror))
+        throw InputError(locate(o.forecast, 1, 0,
+                                "column '" + column + "' has no mirror '" + mirror +
+                                    "'; expected both bounds of the interval"));
+      if (side[1] == 'l')  // each interval once, from its lower column
+        out.push_back(read_interval(o, delimiter, number, column, mirror, label, n));
     }
   }
   std::sort(out.begin(), out.end(),

@@ -54,9 +54,11 @@ namespace {
 
 // The ceil(n q)-th smallest of `v` (at least the first): the residual quantile rule of
 // train::with_residual_levels, so both interval baselines read their residuals alike.
+// The 1e-9 keeps a rank that is whole in exact arithmetic from moving up one: (1 - 0.95) / 2
+// is 0.025000000000000022 in double, and 40 of them make more than 1.
 double residual_quantile(std::vector<double> v, double q) {
   const size_t rank = std::clamp<size_t>(
-      static_cast<size_t>(std::ceil(static_cast<double>(v.size()) * q)), 1, v.size());
+      static_cast<size_t>(std::ceil(static_cast<double>(v.size()) * q - 1e-9)), 1, v.size());
   std::nth_element(v.begin(), v.begin() + (rank - 1), v.end());
   return v[rank - 1];
 }

@@ -102,7 +102,14 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   const Run ee = run_attnfc("evaluate" + em);
   REQUIRE_MESSAGE(ee.code == 0, ee.out);
   CHECK(contains(ee.out, "attnfc-calibrated intervals (original units)"));
-  CHECK(run_attnfc("predict" + em).out != run_attnfc("predict" + em + " --uncalibrated").out);
+  const Run ep = run_attnfc("predict" + em), eraw = run_attnfc("predict" + em + " --uncalibrated");
+  REQUIRE_MESSAGE(ep.code == 0, ep.out);
+  REQUIRE_MESSAGE(eraw.code == 0, eraw.out);
+  CHECK(ep.out != eraw.out);
+  // ... and not each member's: a member's file holds no calibration.
+  CHECK(run_attnfc("predict -m " + s.dir + "/ce/members/1/model.safetensors -i " + csv +
+                   " --uncalibrated")
+            .code == 2);
   // plot draws the fan: one shaded band per interval.
   const Run plot = run_attnfc("plot -m " + s.dir + "/c/model.safetensors -i " + csv + " -o " +
                               s.dir + "/fan.html");

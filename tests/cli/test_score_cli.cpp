@@ -174,12 +174,30 @@ TEST_CASE("score: a bound column without its mirror is refused (exit 2)") {
       cli_test::run_attnfc(f.args(f.write("lonely.csv", with_columns(f, "value-lo-95", "7"))));
   CHECK(r.code == 2);
   CHECK_MESSAGE(cli_test::contains(r.out,
-                                   "lonely.csv:1: column 'value-lo-95': expected an "
-                                   "interval bound value-lo-N with N in (0, 100) and "
-                                   "its mirror 'value-hi-95' beside it"),
+                                   "lonely.csv:1: column 'value-lo-95' has no mirror "
+                                   "'value-hi-95'; expected both bounds of the interval"),
                 r.out);
   const cli_test::Run odd = cli_test::run_attnfc(
       f.args(f.write("odd.csv", with_columns(f, "value-hi-x,value-lo-x", "7,6"))));
   CHECK(odd.code == 2);
-  CHECK_MESSAGE(cli_test::contains(odd.out, "column 'value-hi-x'"), odd.out);
+  CHECK_MESSAGE(cli_test::contains(odd.out,
+                                   "column 'value-hi-x': expected value-hi-N with N a "
+                                   "number in (0, 100), e.g. value-hi-95"),
+                odd.out);
+  for (const char* label : {"1e1", "0x10", " 95", "100", "0"}) {
+    const std::string header = std::string("value-lo-") + label + ",value-hi-" + label;
+    const cli_test::Run bad =
+        cli_test::run_attnfc(f.args(f.write("bad.csv", with_columns(f, header, "7,9"))));
+    CHECK_MESSAGE(bad.code == 2, label);
+  }
+  // A lower bound above its upper bound: the series and the step are named.
+  const std::string crossed = with_columns(f, "value-lo-95,value-hi-95", "7,9");
+  const std::string swapped = crossed.substr(0, crossed.rfind("7,9")) + "9,7\n";
+  const cli_test::Run x = cli_test::run_attnfc(f.args(f.write("crossed.csv", swapped)));
+  CHECK(x.code == 2);
+  CHECK_MESSAGE(cli_test::contains(x.out,
+                                   "crossed.csv:6: id 'B' step 4: value-lo-95 9.000000 is "
+                                   "above value-hi-95 7.000000; expected the lower bound "
+                                   "at or below the upper"),
+                x.out);
 }

@@ -53,3 +53,20 @@ TEST_CASE("snaive_interval: the forecast plus the quantiles of its own seasonal 
   CHECK(s.upper == std::vector<double>{5, 5});
   CHECK_THROWS_AS(m4::snaive_interval({1}, 2, 24, 0.9), std::invalid_argument);
 }
+
+TEST_CASE("snaive_interval: the lag grows with the step, and is capped by the history") {
+  // m = 1 (Naive1): step h's error is the difference at lag h. x = 0 1 3 6 10: lag 1 gives
+  // 1 2 3 4, lag 2 gives 3 5 7, lag 3 gives 6 9; at level 0.5 the 25% and 75% quantiles
+  // (ceil(n q)-th smallest) are 1, 3 / 3, 7 / 6, 9; the forecast is 10 every step.
+  const m4::Interval b = m4::snaive_interval({0, 1, 3, 6, 10}, 3, 1, 0.5);
+  CHECK(b.lower == std::vector<double>{11, 13, 16});
+  CHECK(b.upper == std::vector<double>{13, 17, 19});
+  // m = 2 with 3 values: step 3 would need lag 4, capped at n - 1 = 2 (the differences 2).
+  const m4::Interval c = m4::snaive_interval({1, 5, 3}, 3, 2, 0.5);
+  CHECK(c.lower == std::vector<double>{7, 5, 7});
+  CHECK(c.upper == std::vector<double>{7, 5, 7});
+  // 40 differences at level 0.95: the 2.5% quantile is the 1st smallest, not the 2nd.
+  std::vector<double> x(41);
+  for (int t = 0; t <= 40; ++t) x[t] = t * (t + 1) / 2.0;  // differences 1, 2, ..., 40
+  CHECK(m4::snaive_interval(x, 1, 1, 0.95).lower[0] == x.back() + 1);
+}
