@@ -135,6 +135,7 @@ TrainOptions member_options(const TrainOptions& opt, const RunPaths& member, int
   mo.out_dir = member.dir;
   mo.progress.member = k, mo.progress.members = K;
   mo.interrupt_before_scoring = false;  // the ensemble's own scoring, not the members'
+  mo.ensemble_member = true;
 
   // A member folder without a checkpoint has no progress to keep (it was stopped
   // before its first save): start it again.

@@ -223,8 +223,10 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   // Absent when the run had no least-squares start (or began before the file existed).
-  const LoadedModel linear_start =
-      fs::exists(paths.linear_start()) ? LoadedModel::load(paths.linear_start()) : LoadedModel{};
+  const LoadedModel linear_start = fs::exists(paths.linear_start()) && !opt.ensemble_member
+                                       ? LoadedModel::load(paths.linear_start())
+                                       : LoadedModel{};
+  t.data.scorer->set_baselines(!opt.ensemble_member);
   std::string table;
   nlohmann::json metrics;
   try {

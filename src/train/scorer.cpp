@@ -220,7 +220,7 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
   std::vector<NamedForecaster> all{quantile_aware("attnfc", model, C)};
   if (cal) all.push_back(quantile_aware("attnfc-calibrated", model, C, cal));
   if (!linear_start.empty()) all.push_back(quantile_aware("linear-start", linear_start, C));
-  add_baselines(model.front()->config().quantiles, all);
+  if (score_baselines_) add_baselines(model.front()->config().quantiles, all);
   nlohmann::json out = {{"seasonal_period", period_}};
   if (!split_.skipped.empty()) {  // a panel's series too short to score, said, not hidden
     const auto first = split_.skipped.begin();

@@ -86,6 +86,12 @@ TEST_CASE("ensemble: members are their seeds' single runs, the forecast is their
   // epochs, no early stopping): say so, so that a change here fails loudly.
   REQUIRE(m1_metrics["steps"] == m2_metrics["steps"]);
   CHECK(metrics["members"][0]["best_epoch"].get<int>() >= 1);
+  // A member scores itself only; the ensemble scores the baselines (and its linear start,
+  // which this config has not).
+  for (const char* model : {"nlinear", "repeat-last"}) {
+    CHECK_FALSE(m1_metrics["test"]["models"].contains(model));
+    CHECK(metrics["test"]["models"].contains(model));
+  }
 
   // Interrupted inside member 1 and again inside member 2, then resumed: the same model.
   TrainOptions b{dir + "/b"};

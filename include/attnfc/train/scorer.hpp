@@ -62,6 +62,9 @@ class Scorer {
   // "original"}}}}, and the table a per-column table in original units. Off in training runs
   // (metrics.json stays small); `attnfc evaluate` turns it on.
   void set_breakdown(bool on) { breakdown_ = on; }
+  // evaluate() scores the baselines beside the model (on unless turned off: a seed
+  // ensemble's members leave them to the ensemble).
+  void set_baselines(bool on) { score_baselines_ = on; }
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).
   const data::TimeSeries& scaled() const { return scaled_; }
@@ -87,6 +90,7 @@ class Scorer {
   data::TimeSeries scaled_;  // the series in scaled units
   int period_ = 1;
   bool breakdown_ = false;
+  bool score_baselines_ = true;
   std::vector<NamedForecaster> baselines_;
   std::vector<std::vector<double>> mase_scaled_, mase_original_;  // per series kept
 };

@@ -32,6 +32,10 @@ struct TrainOptions {
   bool interrupt_before_scoring = false;
   // What the user watches while it trains (progress.hpp); the CLI picks the style.
   ProgressOptions progress{ProgressStyle::kOff};
+  // A member of a seed ensemble (ensemble.cpp): its final scoring is of itself only. The
+  // ensemble scores its linear start and the baselines once, on the same windows; scoring
+  // them per member took half of each member's time on ETTh1 S.
+  bool ensemble_member = false;
 };
 
 struct TrainResult {
