@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -80,20 +81,16 @@ double interval_label(const std::string& label) {
   return n > 0 && n < 100 ? n : -1;
 }
 
-// Both bounds of one interval, series in file order; a lower bound above its upper bound is
-// refused, naming the series and the step (the interval scores assume L <= U).
-FileInterval read_interval(const ScoreOptions& o, char delimiter, const data::NumberFormat& number,
-                           const std::string& lo, const std::string& hi, const std::string& label,
-                           double n) {
+// One interval from its two bound columns' series (file order); a lower bound above its
+// upper bound is refused, naming the series and the step (the interval scores assume L <= U).
+FileInterval bounds_of(const std::string& file, const std::vector<Series>& lower,
+                       const std::vector<Series>& upper, const std::string& lo,
+                       const std::string& hi, const std::string& label, double n) {
   FileInterval iv{label, n / 100, {}, {}};
-  const std::vector<Series> lower =
-      train::m4::read_long(o.forecast, o.id_column, lo, "", delimiter, number);
-  const std::vector<Series> upper =
-      train::m4::read_long(o.forecast, o.id_column, hi, "", delimiter, number);
   for (size_t i = 0; i < lower.size(); ++i) {
     for (size_t h = 0; h < lower[i].values.size(); ++h) {
       if (lower[i].values[h] <= upper[i].values[h]) continue;
-      throw InputError(at(o.forecast, lower[i],
+      throw InputError(at(file, lower[i],
                           "step " + std::to_string(h + 1) + ": " + lo + " " +
                               std::to_string(lower[i].values[h]) + " is above " + hi + " " +
                               std::to_string(upper[i].values[h]) +
@@ -115,7 +112,8 @@ std::vector<FileInterval> read_intervals(const ScoreOptions& o, char delimiter,
   const auto has = [&](const std::string& name) {
     return std::find(header.columns.begin(), header.columns.end(), name) != header.columns.end();
   };
-  std::vector<FileInterval> out;
+  std::vector<std::string> bounds;                 // (lo, hi) column pairs
+  std::vector<std::pair<std::string, double>> ns;  // each pair's N, as written and read
   for (const std::string& column : header.columns) {
     for (const char* side : {"-lo-", "-hi-"}) {
       const std::string prefix = header.value + side;
@@ -131,10 +129,19 @@ std::vector<FileInterval> read_intervals(const ScoreOptions& o, char delimiter,
         throw InputError(locate(o.forecast, 1, 0,
                                 "column '" + column + "' has no mirror '" + mirror +
                                     "'; expected both bounds of the interval"));
-      if (side[1] == 'l')  // each interval once, from its lower column
-        out.push_back(read_interval(o, delimiter, number, column, mirror, label, n));
+      if (side[1] == 'l') {  // each interval once, from its lower column
+        bounds.insert(bounds.end(), {column, mirror});
+        ns.emplace_back(label, n);
+      }
     }
   }
+  std::vector<FileInterval> out;
+  if (bounds.empty()) return out;
+  const std::vector<std::vector<Series>> series =
+      train::m4::read_long_columns(o.forecast, o.id_column, bounds, delimiter, number);
+  for (size_t k = 0; k < ns.size(); ++k)
+    out.push_back(bounds_of(o.forecast, series[2 * k], series[2 * k + 1], bounds[2 * k],
+                            bounds[2 * k + 1], ns[k].first, ns[k].second));
   std::sort(out.begin(), out.end(),
             [](const FileInterval& a, const FileInterval& b) { return a.level < b.level; });
   return out;
@@ -171,12 +178,18 @@ Panel line_up(const ScoreOptions& o) {
   return p;
 }
 
+// One method's scores of one interval, with the interval's N as the file names it.
+struct ScoredInterval {
+  std::string label;
+  IntervalScores s;
+};
+
 // Per interval of the forecast file: attnfc's, then seasonal naive with its own.
-std::vector<IntervalScores> score_intervals(const Panel& p, int season) {
-  std::vector<IntervalScores> out;
+std::vector<ScoredInterval> score_intervals(const Panel& p, int season) {
+  std::vector<ScoredInterval> out;
   for (const FileInterval& iv : p.intervals) {
-    out.push_back(
-        train::m4::score_interval("attnfc", iv.level, iv.lower, iv.upper, p.actuals, p.scales));
+    out.push_back({iv.label, train::m4::score_interval("attnfc", iv.level, iv.lower, iv.upper,
+                                                       p.actuals, p.scales)});
     std::vector<std::vector<double>> lower, upper;
     for (size_t i = 0; i < p.histories.size(); ++i) {
       const int h = static_cast<int>(p.actuals[i].size());
@@ -184,7 +197,8 @@ std::vector<IntervalScores> score_intervals(const Panel& p, int season) {
       lower.push_back(std::move(b.lower));
       upper.push_back(std::move(b.upper));
     }
-    out.push_back(train::m4::score_interval("sNaive", iv.level, lower, upper, p.actuals, p.scales));
+    out.push_back({iv.label, train::m4::score_interval("sNaive", iv.level, lower, upper, p.actuals,
+                                                       p.scales)});
   }
   return out;
 }
@@ -207,15 +221,13 @@ std::vector<MethodScores> score_all(const Panel& p, int season) {
   return scores;
 }
 
-void print_intervals(const Panel& p, const std::vector<IntervalScores>& scores) {
+void print_intervals(const std::vector<ScoredInterval>& scores) {
   if (scores.empty()) return;
   std::printf("intervals (M4's MSIS, scaled as MASE; coverage and ACD over every value)\n");
   std::printf("%-8s %6s %9s %9s %7s\n", "method", "level", "MSIS", "coverage", "ACD");
-  for (size_t k = 0; k < scores.size(); ++k) {
-    const IntervalScores& s = scores[k];
-    std::printf("%-8s %6s %9.3f %9.3f %7.3f\n", s.name.c_str(), p.intervals[k / 2].label.c_str(),
-                s.msis_avg, s.coverage, s.acd);
-  }
+  for (const auto& [label, s] : scores)
+    std::printf("%-8s %6s %9.3f %9.3f %7.3f\n", s.name.c_str(), label.c_str(), s.msis_avg,
+                s.coverage, s.acd);
 }
 
 void print_table(const Panel& p, const std::vector<MethodScores>& scores, int season) {
@@ -230,11 +242,10 @@ void print_table(const Panel& p, const std::vector<MethodScores>& scores, int se
 }
 
 std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scores,
-                           const std::vector<IntervalScores>& intervals) {
+                           const std::vector<ScoredInterval>& intervals) {
   std::string csv = "id,horizon";
   for (const MethodScores& s : scores) csv += "," + s.name + "_smape," + s.name + "_mase";
-  for (size_t k = 0; k < intervals.size(); ++k)
-    csv += "," + intervals[k].name + "_msis" + p.intervals[k / 2].label;
+  for (const auto& [label, s] : intervals) csv += "," + s.name + "_msis" + label;
   csv += "\n";
   char buf[64];
   for (size_t i = 0; i < p.ids.size(); ++i) {
@@ -243,7 +254,7 @@ std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scor
       std::snprintf(buf, sizeof buf, ",%.10g,%.10g", s.smape[i], s.mase[i]);
       csv += buf;
     }
-    for (const IntervalScores& s : intervals) {
+    for (const auto& [label, s] : intervals) {
       std::snprintf(buf, sizeof buf, ",%.10g", s.msis[i]);
       csv += buf;
     }
@@ -254,7 +265,7 @@ std::string per_series_csv(const Panel& p, const std::vector<MethodScores>& scor
 
 nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
                             const std::vector<MethodScores>& scores,
-                            const std::vector<IntervalScores>& intervals) {
+                            const std::vector<ScoredInterval>& intervals) {
   nlohmann::json j = {{"forecast", o.forecast},
                       {"actual", o.actual},
                       {"history", o.history},
@@ -263,17 +274,15 @@ nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
   for (const MethodScores& s : scores) {
     j["methods"][s.name] = {{"smape", s.smape_avg}, {"mase", s.mase_avg}, {"owa", s.owa}};
   }
-  for (size_t k = 0; k < intervals.size(); ++k) {
-    const IntervalScores& s = intervals[k];
-    j["intervals"][p.intervals[k / 2].label][s.name] = {
+  for (const auto& [label, s] : intervals) {
+    j["intervals"][label][s.name] = {
         {"level", s.level}, {"msis", s.msis_avg}, {"coverage", s.coverage}, {"acd", s.acd}};
   }
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < p.ids.size(); ++i) {
     nlohmann::json row = {{"id", p.ids[i]}, {"horizon", p.actuals[i].size()}};
     for (const MethodScores& s : scores) row[s.name] = {{"smape", s.smape[i]}, {"mase", s.mase[i]}};
-    for (size_t k = 0; k < intervals.size(); ++k)
-      row[intervals[k].name]["msis" + p.intervals[k / 2].label] = intervals[k].msis[i];
+    for (const auto& [label, s] : intervals) row[s.name]["msis" + label] = s.msis[i];
     rows.push_back(row);
   }
   j["per_series"] = rows;
@@ -285,9 +294,9 @@ nlohmann::json metrics_json(const ScoreOptions& o, const Panel& p,
 int run_score(const ScoreOptions& o) {
   const Panel p = line_up(o);
   const std::vector<MethodScores> scores = score_all(p, o.season);
-  const std::vector<IntervalScores> intervals = score_intervals(p, o.season);
+  const std::vector<ScoredInterval> intervals = score_intervals(p, o.season);
   print_table(p, scores, o.season);
-  print_intervals(p, intervals);
+  print_intervals(intervals);
   if (!o.per_series.empty()) {
     write_file_atomic(o.per_series, per_series_csv(p, scores, intervals));
     std::printf("per-series CSV -> %s\n", o.per_series.c_str());

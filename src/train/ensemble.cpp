@@ -77,20 +77,6 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
   return all;
 }
 
-// train.calibrate "conformal": the members are trained uncalibrated and the ensemble's own
-// levels (the members' mean) are calibrated once, on the validation windows, as a single
-// network's are (epoch.cpp's calibrate_kept); the corrections go in the ensemble's file.
-std::optional<Calibration> calibrate_ensemble(const RunConfig& config, const detail::RunData& data,
-                                              const LoadedModel& lm,
-                                              std::map<std::string, std::string>& meta) {
-  if (config.train.calibrate != "conformal") return std::nullopt;
-  Calibration cal = data.scorer->calibrate(lm.members());
-  meta["calibration"] = cal.to_json().dump();
-  spdlog::info("ensemble intervals calibrated on {} validation values a step (split-conformal)",
-               cal.scores.empty() ? 0 : cal.scores.front());
-  return cal;
-}
-
 // What the ensemble takes from a finished member's metrics.json.
 struct MemberRecord {
   nlohmann::json entry;  // the member's line in the ensemble's metrics.json "members"
@@ -224,7 +210,9 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
 
   std::map<std::string, std::string> meta;
   LoadedModel lm = combine_members(paths, config, resolved, meta);
-  const std::optional<Calibration> cal = calibrate_ensemble(config, *data, lm, meta);
+  // The members trained uncalibrated: the ensemble's own levels (their mean) are calibrated.
+  const std::optional<Calibration> cal =
+      detail::calibrate_on_validation(config, *data->scorer, lm.members(), meta);
   if (cal) lm.calibration = std::make_shared<const Calibration>(*cal);
   model::save_ensemble_checkpoint(lm.path, lm.members(), meta);
   // The least-squares start does not depend on the seed: member 1's is every member's.

@@ -190,17 +190,24 @@ bool scoring_interrupted(const TrainOptions& opt) {
   return opt.interrupt_before_scoring || (opt.interrupt && opt.interrupt->load());
 }
 
-// train.calibrate "conformal": the kept model's corrections from the validation windows,
-// stored with it (the model file is written again, atomically, with them in its metadata).
-std::optional<Calibration> calibrate_kept(const Training& t, const RunPaths& paths) {
-  if (t.config.train.calibrate != "conformal") return std::nullopt;
-  Calibration cal = t.data.scorer->calibrate({&t.net});
-  auto m = t.meta;
-  m["epoch"] = std::to_string(t.state.stopper.best_epoch());
-  m["calibration"] = cal.to_json().dump();
-  model::save_checkpoint(paths.model(), t.net, m);
+std::optional<Calibration> calibrate_on_validation(const RunConfig& config, const Scorer& scorer,
+                                                   const Members& model,
+                                                   std::map<std::string, std::string>& meta) {
+  if (config.train.calibrate != "conformal") return std::nullopt;
+  Calibration cal = scorer.calibrate(model);
+  meta["calibration"] = cal.to_json().dump();
   spdlog::info("intervals calibrated on {} validation values a step (split-conformal)",
                cal.scores.empty() ? 0 : cal.scores.front());
+  return cal;
+}
+
+// The kept model's corrections, stored with it (the model file is written again,
+// atomically, with them in its metadata).
+std::optional<Calibration> calibrate_kept(const Training& t, const RunPaths& paths) {
+  auto m = t.meta;
+  m["epoch"] = std::to_string(t.state.stopper.best_epoch());
+  std::optional<Calibration> cal = calibrate_on_validation(t.config, *t.data.scorer, {&t.net}, m);
+  if (cal) model::save_checkpoint(paths.model(), t.net, m);
   return cal;
 }
 

@@ -73,12 +73,11 @@ std::vector<Series> read_m4_wide(const std::string& path) {
   return out;
 }
 
-std::vector<Series> read_long(const std::string& path, const std::string& id_column,
-                              const std::string& value_column, const std::string& time_column,
-                              char delimiter, const data::NumberFormat& number) {
-  const data::CsvTable t = data::CsvTable::read_file(path, delimiter);
-  const size_t id_col = t.column_index(id_column);
-  const size_t value_col = value_column_of(t, id_col, value_column, time_column);
+namespace {
+
+// The series of one value column of a long table: rows grouped by id, in file order.
+std::vector<Series> series_of(const data::CsvTable& t, size_t id_col, size_t value_col,
+                              const data::NumberFormat& number) {
   std::vector<Series> out;
   std::unordered_map<std::string, size_t> index;
   for (size_t r = 0; r < t.num_rows(); ++r) {
@@ -90,6 +89,29 @@ std::vector<Series> read_long(const std::string& path, const std::string& id_col
     if (added) out.push_back(Series{id, {}, t.line_of(r)});
     out[it->second].values.push_back(number_at(t, r, value_col, id, number));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Series> read_long(const std::string& path, const std::string& id_column,
+                              const std::string& value_column, const std::string& time_column,
+                              char delimiter, const data::NumberFormat& number) {
+  const data::CsvTable t = data::CsvTable::read_file(path, delimiter);
+  const size_t id_col = t.column_index(id_column);
+  return series_of(t, id_col, value_column_of(t, id_col, value_column, time_column), number);
+}
+
+std::vector<std::vector<Series>> read_long_columns(const std::string& path,
+                                                   const std::string& id_column,
+                                                   const std::vector<std::string>& columns,
+                                                   char delimiter,
+                                                   const data::NumberFormat& number) {
+  const data::CsvTable t = data::CsvTable::read_file(path, delimiter);
+  const size_t id_col = t.column_index(id_column);
+  std::vector<std::vector<Series>> out;
+  for (const std::string& c : columns)
+    out.push_back(series_of(t, id_col, t.column_index(c), number));
   return out;
 }
 

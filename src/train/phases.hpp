@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 #include "attnfc/kernels/thread_governor.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/calibration.hpp"
 #include "attnfc/train/grad_sum.hpp"
 #include "attnfc/train/progress.hpp"
 #include "attnfc/train/run_folder.hpp"
@@ -94,6 +96,13 @@ void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double ep
 // --resume scores the kept model again.
 TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& options,
                              int64_t steps_this_call);
+
+// train.calibrate "conformal": the split-conformal corrections of `model`'s levels from the
+// validation windows, also put in `meta` (the model file's metadata) under "calibration";
+// nothing when the config does not calibrate. One network's and an ensemble's alike.
+std::optional<Calibration> calibrate_on_validation(const RunConfig& config, const Scorer& scorer,
+                                                   const Members& model,
+                                                   std::map<std::string, std::string>& meta);
 
 // True when the final scoring should not start (an interrupt, or the test switch).
 bool scoring_interrupted(const TrainOptions& options);

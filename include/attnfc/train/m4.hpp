@@ -135,6 +135,14 @@ std::vector<Series> read_long(const std::string& path, const std::string& id_col
                               const std::string& time_column = "", char delimiter = ',',
                               const data::NumberFormat& number = {});
 
+// read_long() of several named value columns of one file, read once: out[k] holds the
+// series of columns[k], each in the order their ids first appear.
+std::vector<std::vector<Series>> read_long_columns(const std::string& path,
+                                                   const std::string& id_column,
+                                                   const std::vector<std::string>& columns,
+                                                   char delimiter = ',',
+                                                   const data::NumberFormat& number = {});
+
 // A long file's header and the name of the column read_long() reads as values (the
 // value_column rule above); for finding a forecast file's interval columns.
 struct LongHeader {
