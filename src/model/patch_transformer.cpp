@@ -23,9 +23,12 @@ uint64_t site_seed(const ForwardOptions& o, uint64_t site) {
   return kernels::random_bits(o.dropout_seed, site);
 }
 
+}  // namespace
+
 // The series view of a sample batch: its context, followed by its target when
 // with_target. Throws when the batch is not shaped for this model.
-detail::SeriesView view_of(const SampleBatch& batch, const ModelConfig& cfg, bool with_target) {
+detail::SeriesView detail::view_of(const SampleBatch& batch, const ModelConfig& cfg,
+                                   bool with_target) {
   const int64_t L = cfg.context_length, H = cfg.horizon, C = cfg.token_channels();
   if (batch.width != C)
     throw InputError("model: the samples have " + std::to_string(batch.width) +
@@ -50,8 +53,6 @@ detail::SeriesView view_of(const SampleBatch& batch, const ModelConfig& cfg, boo
   }
   return view;
 }
-
-}  // namespace
 
 PatchTransformer::PatchTransformer(const ModelConfig& config, ag::ParameterSet& params,
                                    uint64_t seed)
@@ -222,12 +223,12 @@ ag::Tensor PatchTransformer::point_of(const ag::Tensor& pred) const {
 ag::Tensor PatchTransformer::forward(const SampleBatch& batch,
                                      const ForwardOptions& options) const {
   const ag::Tensor pred =
-      point_of(predict_positions(view_of(batch, config_, false), options, false, nullptr));
+      point_of(predict_positions(detail::view_of(batch, config_, false), options, false, nullptr));
   return pred.reshape({pred.size(0), pred.size(1), pred.size(2) * pred.size(3)});
 }
 
 ag::Tensor PatchTransformer::loss(const SampleBatch& batch, const ForwardOptions& options) const {
-  return loss_on(view_of(batch, config_, true), options);
+  return loss_on(detail::view_of(batch, config_, true), options);
 }
 
 ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,

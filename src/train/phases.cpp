@@ -17,6 +17,7 @@
 #include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/known_setup.hpp"
 #include "attnfc/train/linear_init.hpp"
+#include "attnfc/train/quantile_start.hpp"
 
 namespace attnfc::train::detail {
 
@@ -133,6 +134,25 @@ void save_checkpoint(const Training& t, const RunPaths& paths) {
   model::save_checkpoint(paths.checkpoint(), t.net, m, t.adam.state());
 }
 
+namespace {
+
+// train.quantile_init "residuals" (quantile_start.hpp), after the linear start it measures.
+// Windows are capped so their errors take at most 2^23 values (32 MB) and at most 16384.
+void start_quantile_levels(Training& t) {
+  const model::ModelConfig& mc = t.config.model;
+  const int64_t per_window = static_cast<int64_t>(mc.horizon) * mc.token_channels();
+  const int64_t cap = std::clamp<int64_t>((int64_t{1} << 23) / per_window, 1024, 16384);
+  const QuantileStart qs =
+      init_quantile_levels(t.net, t.train_windows, t.batch, t.config.train.seed, cap);
+  spdlog::info(
+      "quantile start: levels spaced by the starting model's errors on {} training windows "
+      "(levels {:g}-{:g} span {:.3f} sigma at step 1, {:.3f} at step {})",
+      qs.windows, mc.quantiles.front(), mc.quantiles.back(), qs.first_width, qs.last_width,
+      mc.cross_attention() ? 1 : mc.horizon);
+}
+
+}  // namespace
+
 void start_fresh(Training& t, const RunPaths& paths) {
   const TrainConfig& tc = t.config.train;
   if (t.config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
@@ -153,6 +173,7 @@ void start_fresh(Training& t, const RunPaths& paths) {
     t.state.linear_start["val_mse"] =
         std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
   }
+  if (t.config.model.levels() > 1 && tc.quantile_init == "residuals") start_quantile_levels(t);
   // The starting point is a candidate too (update 0 of the early stopper, "epoch 0"):
   // with a least-squares shortcut or a zero head it is already a fair forecaster, and
   // when no training epoch beats it on validation, the run keeps it instead of an

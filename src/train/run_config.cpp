@@ -189,6 +189,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
   t.series_weighting = s.get_choice("series_weighting", t.series_weighting, {"window", "series"});
   t.calibrate = s.get_choice("calibrate", t.calibrate, {"none", "conformal"});
+  t.quantile_init = s.get_choice("quantile_init", t.quantile_init, {"residuals", "zero"});
   t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
   // A number, or "auto": chosen on the validation split (train/linear_init.hpp).
   if (section.is_object() && section.contains("linear_ridge") &&
@@ -302,6 +303,7 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"linear_init", t.linear_init},
                           {"series_weighting", t.series_weighting},
                           {"calibrate", t.calibrate},
+                          {"quantile_init", t.quantile_init},
                           {"linear_lr_scale", t.linear_lr_scale},
                           {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
                                                               : nlohmann::json(t.linear_ridge)},

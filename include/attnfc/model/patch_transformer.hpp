@@ -87,6 +87,18 @@ class PatchTransformer {
   // Number of trainable values.
   int64_t num_parameters() const;
 
+  // For the quantile start (quantile models, train/quantile_start.hpp). The errors of the
+  // median at the last position of every sample of `batch` (which must carry targets), in
+  // the head's units: (y - level 0.5) / sigma, [count, H, C], NaN where a target does not
+  // count. Inference only, on its own scratch graph.
+  std::vector<float> median_errors(const SampleBatch& batch) const;
+  // Sets the head's bias so that, while its weight is zero, neighbouring levels of step k and
+  // channel c sit gaps[(k Q + j) C + c] apart (head units): level j > m that far above level
+  // j - 1, level j < m that far below level j + 1. Entry m is not read: the median's bias
+  // stays 0, so the point forecast is unchanged. gaps is [H, Q, C], or [1, Q, C] for the
+  // cross-attention decoder (one head for every step); each gap positive and finite.
+  void set_level_gaps(const std::vector<double>& gaps);
+
  private:
   struct Block {
     nn::LayerNorm norm1, norm2;

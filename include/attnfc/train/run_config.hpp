@@ -92,6 +92,9 @@ struct TrainConfig {
   // "conformal": after training, the kept quantile model's intervals are calibrated on the
   // validation windows (train/calibration.hpp) and the corrections stored with it; "none".
   std::string calibrate = "none";
+  // Quantile models: "residuals" spaces the levels by the starting model's errors on training
+  // windows before training (train/quantile_start.hpp); "zero" keeps the zero head's (sigma/2).
+  std::string quantile_init = "residuals";
 };
 
 inline constexpr uint64_t kEnsembleSeedStride = 1000003;
