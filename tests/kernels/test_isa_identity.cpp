@@ -109,7 +109,8 @@ TEST_CASE("isa: GEMM gives the same bits on every path, micro-kernel and transpo
       for (int K : {1, 16, 33, 300}) {
         const bool tA = (M + K) % 2 == 0, tB = (N + K) % 3 != 0;
         const Activation act = acts[seed % 4];
-        const float beta = seed % 3 == 0 ? 0.5f : 0.0f;
+        // 0.3: beta * C rounds, so a path that rounds beta * C + acc twice differs.
+        const float beta = seed % 3 == 0 ? 0.3f : 0.0f;
         const gemm_detail::Path path = paths[seed % 3];
         const std::vector<float> A = hostile(static_cast<size_t>(M) * K, seed),
                                  B = hostile(static_cast<size_t>(K) * N, seed + 100),

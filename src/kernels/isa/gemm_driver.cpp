@@ -156,6 +156,11 @@ void run_block(const KernelSpec& ks, const Problem& p, AMode amode, const BlockJ
                float* a_buf) {
   const Block& blk = j.blk;
   const int kc = j.kc;
+  // A wide item packs even row-major A: its panels are reused by many column panels, and
+  // six rows read in place lda apart share cache sets when lda is a large power of two.
+  if (amode == AMode::RowMajor && blk.jr1 - blk.jr0 >= ks.direct_a_max_cols) {
+    amode = AMode::Packed;
+  }
   // Panels of rows [0, full_rows) are read in place; the rest is packed.
   const int full_rows = amode == AMode::Packed ? 0 : blk.mc / ks.mr * ks.mr;
   // PackingTN packs the partial panel when the first pass reaches it, after the full

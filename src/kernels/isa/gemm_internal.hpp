@@ -57,6 +57,7 @@ struct KernelSpec {
   PackingTNKernel packing_tn = nullptr;  // null: transposed op(A) is packed beforehand
   PackingBKernel packing_b = nullptr;    // null: op(B) is packed beforehand
   PackingBKernel direct_a_packing_b = nullptr;
+  int direct_a_max_cols = 1 << 30;  // items this many columns wide or wider pack op(A)
 };
 
 // Blocking: K is cut into near-equal blocks of at most kKc (the split depends only
