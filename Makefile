@@ -37,7 +37,9 @@ test-portable: deps
 demo: build
 	@scripts/demo.sh $(BUILD)
 
+# Installs the references it measures against first (OpenBLAS, PyTorch: setup-deps.sh bench).
 bench: build
+	@scripts/setup-deps.sh bench
 	@scripts/bench.sh $(BUILD)
 
 # Built for the baseline x86-64 (ATTNFC_NATIVE=OFF, kernels dispatched at run time), so this

@@ -11,13 +11,16 @@ packages=(g++ make cmake clang-format libcli11-dev nlohmann-json3-dev libspdlog-
 # sbatch) and munge, which the `slurm` ctest entry starts on localhost to test
 # scripts/sweep --slurm (tests/slurm/run_slurm_test.sh); `browser` installs Debian's
 # chromium, in which the `browser` ctest entry renders `attnfc plot`'s page headless
-# (tests/browser/plot_in_chromium.sh).
+# (tests/browser/plot_in_chromium.sh); `bench` installs what `make bench` measures against:
+# Debian's OpenBLAS (pthread and OpenMP builds; bench_gemm loads it with dlopen) and PyTorch
+# with NumPy (scripts/torch_reference.py --bench, run by /usr/bin/python3).
 for group in "$@"; do
   case "$group" in
     fuzz) packages+=(clang libclang-rt-14-dev) ;;
     slurm) packages+=(slurm-wlm munge) ;;
     browser) packages+=(chromium) ;;
-    *) echo "setup-deps: unknown group '$group'; expected: fuzz, slurm or browser" >&2; exit 2 ;;
+    bench) packages+=(libopenblas0-pthread libopenblas0-openmp python3-torch python3-numpy) ;;
+    *) echo "setup-deps: unknown group '$group'; expected: fuzz, slurm, browser or bench" >&2; exit 2 ;;
   esac
 done
 missing=()
