@@ -46,6 +46,9 @@ struct AttentionDemoOptions {
   int width = 0;  // > 0 selects the sqrt(d_k) table
   bool unscaled = false;
   uint64_t seed = 1;
+  bool train = false;  // train a head with learnable Q/K/V (attention_train.hpp)
+  int steps = 400;
+  bool period_given = false, length_given = false;  // --train has its own defaults
 };
 int run_attention_demo(const AttentionDemoOptions& o);
 

@@ -61,9 +61,19 @@ void register_attention(CLI::App& app) {
   demo->add_flag("--unscaled", opts->unscaled,
                  "Drop the 1/sqrt(d_k) divisor in the matrix demo (the --width table always "
                  "shows both)");
-  demo->add_option("--seed", opts->seed, "Seed for --series noise and --width")
+  demo->add_option("--seed", opts->seed, "Seed for --series noise, --width and --train")
       ->capture_default_str();
-  on_selected(demo, [opts]() { return run_attention_demo(*opts); });
+  demo->add_flag("--train", opts->train,
+                 "Train one causal head with learnable Q/K/V and positions to forecast the\n"
+                 "series one step ahead, and show where it looks (default --period 7)");
+  demo->add_option("--steps", opts->steps, "Training steps with --train")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  on_selected(demo, [opts, demo]() {
+    opts->period_given = demo->count("--period") > 0;
+    opts->length_given = demo->count("--length") > 0;
+    return run_attention_demo(*opts);
+  });
   // After the demo's handler, so that 'attention demo' runs the demo.
   add_attention_report(attention);
 }
