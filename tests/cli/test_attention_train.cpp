@@ -1,6 +1,7 @@
 // attnfc attention demo --train: a head with learnable Q/K/V, trained by our engine. The
 // checks are on what training must achieve, so a wrong gradient or mask makes them fail.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -33,10 +34,17 @@ TEST_CASE("attention demo --train: on a period-7 sine the trained head reads one
   }
 }
 
-TEST_CASE("attention demo --train: the same seed gives the same bits; white noise gives no gain") {
+TEST_CASE(
+    "attention demo --train: the same seed gives the same bits at 1 and 2 threads; white noise "
+    "gives no gain") {
   cli::TrainedHeadOptions o;
   o.steps = 60;
-  const cli::TrainedHead a = cli::train_attention_head(o), b = cli::train_attention_head(o);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const cli::TrainedHead a = cli::train_attention_head(o);
+  omp_set_num_threads(2);
+  const cli::TrainedHead b = cli::train_attention_head(o);
+  omp_set_num_threads(threads);
   REQUIRE(a.weights.size() == b.weights.size());
   CHECK(std::memcmp(a.weights.data(), b.weights.data(), a.weights.size() * sizeof(float)) == 0);
   CHECK(a.mse_trained == b.mse_trained);
