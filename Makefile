@@ -11,7 +11,10 @@ CMAKE_FLAGS ?=
 # make test-arm64: cross-build for aarch64 (cmake/aarch64-linux-gnu.cmake) and run the suites
 # under qemu user-mode emulation (ctest goes through CMAKE_CROSSCOMPILING_EMULATOR).
 ARM64BUILD  ?= build-arm64
-ARM64_TESTS ?= base data kernels@portable autograd@portable nn@portable model@portable train@portable
+# Every suite above base on both aarch64 kernel paths, neon and portable; isa-symbols reads
+# the aarch64 objects with the host's nm.
+ARM64_PATHS ?= neon portable
+ARM64_TESTS ?= base data isa-symbols $(foreach l,kernels autograd nn model train,$(foreach p,$(ARM64_PATHS),$(l)@$(p)))
 # libgomp's default spin-waiting is emulated instruction by instruction under qemu; on a
 # shared 2-core machine passive waiting made kernels@portable 1.5x faster (114 s -> 76 s).
 ARM64_OMP_WAIT_POLICY ?= passive
@@ -51,9 +54,9 @@ sanitize: deps
 	@cmake --build $(SANBUILD) -j $(JOBS)
 	@cd $(SANBUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-# cli@portable runs the attnfc binary through popen, so the kernel itself must start an
-# aarch64 program: that needs qemu registered with binfmt_misc. It runs when that works,
-# else it is left out with the reason.
+# cli@neon and cli@portable run the attnfc binary through popen, so the kernel itself must
+# start an aarch64 program: that needs qemu registered with binfmt_misc. They run when that
+# works, else they are left out with the reason.
 test-arm64:
 	@scripts/setup-arm64.sh
 	@if [ -f $(ARM64BUILD)/CMakeCache.txt ] && ! grep -q '^CMAKE_TOOLCHAIN_FILE.*aarch64-linux-gnu.cmake' $(ARM64BUILD)/CMakeCache.txt; then \
@@ -63,10 +66,10 @@ test-arm64:
 	@start=$$(date +%s); cmake --build $(ARM64BUILD) -j $(JOBS) && \
 	  echo "test-arm64: build took $$(( $$(date +%s) - start )) s"
 	@tests="$(ARM64_TESTS)"; \
-	if $(ARM64BUILD)/attnfc --version >/dev/null 2>&1; then tests="$$tests cli@portable"; \
-	else echo "test-arm64: leaving out cli@portable: it starts $(ARM64BUILD)/attnfc (aarch64) with popen," \
+	if $(ARM64BUILD)/attnfc --version >/dev/null 2>&1; then tests="$$tests $(foreach p,$(ARM64_PATHS),cli@$(p))"; \
+	else echo "test-arm64: leaving out $(foreach p,$(ARM64_PATHS),cli@$(p)): they start $(ARM64BUILD)/attnfc (aarch64) with popen," \
 	  "and this kernel cannot run aarch64 programs (no qemu-aarch64 in binfmt_misc; a container" \
-	  "may not have it). To include it, as root: mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc;" \
+	  "may not have it). To include them, as root: mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc;" \
 	  "cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register" >&2; fi; \
 	regex="^($$(echo $$tests | sed 's/ /|/g'))\$$"; \
 	echo "test-arm64: running under qemu: $$tests"; \

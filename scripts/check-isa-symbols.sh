@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The kernels of src/kernels/isa/ are compiled once per instruction set (AVX-512, AVX2,
-# portable). If one of those objects defined a symbol outside its own namespace
-# attnfc::kernels::<isa> (an inline function or template instantiation, e.g. of
-# std::string), the linker could keep the AVX-512 copy for the whole program, which then
-# dies with SIGILL on a CPU without AVX-512. This check fails on any such symbol.
+# The kernels of src/kernels/isa/ are compiled once per instruction set (AVX-512, AVX2 and
+# portable on x86-64, neon and portable on aarch64). If one of those objects defined a
+# symbol outside its own namespace attnfc::kernels::<isa> (an inline function or template
+# instantiation, e.g. of std::string), the linker could keep the AVX-512 copy for the whole
+# program, which then dies with SIGILL on a CPU without AVX-512. This check fails on any
+# such symbol.
 #   scripts/check-isa-symbols.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: check-isa-symbols.sh BUILD_DIR}

@@ -2,8 +2,10 @@
 // active instruction set, chosen once from cpuid (or ATTNFC_KERNELS) on first use.
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "isa_table.hpp"
 
@@ -20,13 +22,18 @@ namespace avx2 {
 extern const KernelTable kTable;
 }
 #endif
+#if defined(ATTNFC_HAVE_ISA_NEON)
+namespace neon {
+extern const KernelTable kTable;
+}
+#endif
 namespace portable {
 extern const KernelTable kTable;
 }
 
 namespace {
 
-constexpr Isa kAllIsas[] = {Isa::Avx512, Isa::Avx2, Isa::Portable};
+constexpr Isa kAllIsas[] = {Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Portable};
 
 bool cpu_has(Isa isa) {
   switch (isa) {
@@ -42,6 +49,11 @@ bool cpu_has(Isa isa) {
       __builtin_cpu_init();
       return __builtin_cpu_supports("x86-64-v4");
 #endif
+#if defined(__aarch64__)
+    // Advanced SIMD is part of ARMv8-A: every aarch64 CPU runs the neon set.
+    case Isa::Neon:
+      return true;
+#endif
     default:
       return false;
   }
@@ -56,9 +68,10 @@ std::string names(const std::vector<Isa>& isas) {
 // Errors name `who` (ATTNFC_KERNELS, or set_isa), what was found and the choices.
 Isa parse_isa(std::string_view name, const char* who) {
   if (const auto isa = isa_from_name(name)) return *isa;
+  const std::vector<Isa> all(std::begin(kAllIsas), std::end(kAllIsas));
   throw std::invalid_argument(std::string(who) + ": found '" + std::string(name) +
-                              "', expected one of: avx512 avx2 portable (this machine runs: " +
-                              names(supported_isas()) + ")");
+                              "', expected one of: " + names(all) +
+                              " (this machine runs: " + names(supported_isas()) + ")");
 }
 
 const KernelTable* checked_table(Isa isa, const char* who) {
@@ -100,6 +113,10 @@ const KernelTable* isa_table(Isa isa) {
 #if defined(ATTNFC_HAVE_ISA_AVX2)
     case Isa::Avx2:
       return &avx2::kTable;
+#endif
+#if defined(ATTNFC_HAVE_ISA_NEON)
+    case Isa::Neon:
+      return &neon::kTable;
 #endif
     case Isa::Portable:
       return &portable::kTable;

@@ -20,7 +20,7 @@ namespace attnfc::kernels {
 namespace gemm_detail {
 // GEMM micro-kernel paths inside one instruction set (tests force each): Small is the
 // unpacked path for tiny products; the packed paths exist where the set has them.
-enum class Path : int { Auto = 0, Small = 1, Portable = 2, Avx2 = 3, Avx512 = 4 };
+enum class Path : int { Auto = 0, Small = 1, Portable = 2, Avx2 = 3, Avx512 = 4, Neon = 5 };
 }  // namespace gemm_detail
 
 struct KernelTable {

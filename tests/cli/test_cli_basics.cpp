@@ -29,7 +29,7 @@ TEST_CASE("attnfc --version prints the version and exits 0") {
 TEST_CASE("ATTNFC_KERNELS with an unknown path is an input error naming the choices") {
   const Run r = cli_test::sh("ATTNFC_KERNELS=sse9 " + std::string(ATTNFC_BINARY) + " --version");
   CHECK(r.code == 2);
-  CHECK(r.out.find("ATTNFC_KERNELS: found 'sse9', expected one of: avx512 avx2 portable") !=
+  CHECK(r.out.find("ATTNFC_KERNELS: found 'sse9', expected one of: avx512 avx2 neon portable") !=
         std::string::npos);
 }
 

@@ -130,8 +130,8 @@ std::vector<float> run_reference(const Case& c, const Operands& o) {
   return C;
 }
 
-const gd::Path kPaths[] = {gd::Path::Auto, gd::Path::Small, gd::Path::Portable, gd::Path::Avx2,
-                           gd::Path::Avx512};
+const gd::Path kPaths[] = {gd::Path::Auto, gd::Path::Small,  gd::Path::Portable,
+                           gd::Path::Avx2, gd::Path::Avx512, gd::Path::Neon};
 
 const char* path_name(gd::Path p) {
   switch (p) {
@@ -145,6 +145,8 @@ const char* path_name(gd::Path p) {
       return "avx2";
     case gd::Path::Avx512:
       return "avx512";
+    case gd::Path::Neon:
+      return "neon";
   }
   return "?";
 }
@@ -345,7 +347,8 @@ TEST_CASE("fused activations match apply_activation element by element") {
   }
   const Activation acts[] = {Activation::Relu, Activation::GeluTanh, Activation::GeluErf};
   for (Activation act : acts) {
-    for (gd::Path p : {gd::Path::Small, gd::Path::Portable, gd::Path::Avx2, gd::Path::Avx512}) {
+    for (gd::Path p :
+         {gd::Path::Small, gd::Path::Portable, gd::Path::Avx2, gd::Path::Avx512, gd::Path::Neon}) {
       if (!active_table().gemm_path_available(p)) continue;
       std::vector<float> C(static_cast<size_t>(M) * N, kNaN);
       active_table().gemm_with_path(p, true, false, false, M, N, 1, 1.0f, A.data(), 1, B.data(), N,

@@ -1,4 +1,4 @@
-// Every kernel path this CPU runs (avx512, avx2, portable) against the portable path,
+// Every kernel path this CPU runs (avx512, avx2, neon, portable) against the portable path,
 // bit for bit, on awkward shapes and hostile values: the kernels promise the same bits
 // on every instruction set (docs/ARCHITECTURE.md, "Kernel paths"). The comparisons with
 // the plain references, within tolerances, are in the other kernel tests, which ctest
@@ -59,12 +59,15 @@ void same_bits_on_every_path(const std::string& what,
   }
 }
 
-const int kAwkward[] = {1, 7, 15, 16, 17, 33, 129};
+// Row lengths: every tail of a 16-lane vector from 1 to 15 lanes (the neon path keeps a
+// vector in four 4-lane quarters, so partial quarters at each position), whole vectors,
+// and longer rows.
+const int kAwkward[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 20, 33, 129};
 
 }  // namespace
 
 TEST_CASE("isa: names round-trip; compiled, supported and active paths are consistent") {
-  for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Portable}) {
+  for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Portable}) {
     REQUIRE(isa_from_name(isa_name(i)).has_value());
     CHECK(*isa_from_name(isa_name(i)) == i);
   }
@@ -85,9 +88,10 @@ TEST_CASE("isa: names round-trip; compiled, supported and active paths are consi
 
 TEST_CASE("isa: forcing an unknown or unsupported path is an error naming the choices") {
   IsaGuard guard;
-  CHECK_THROWS_WITH_AS(set_isa("sse9"),
-                       doctest::Contains("found 'sse9', expected one of: avx512 avx2 portable"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      set_isa("sse9"),
+      doctest::Contains("found 'sse9', expected one of: avx512 avx2 neon portable"),
+      std::invalid_argument);
   for (Isa i : compiled_isas()) {
     if (isa_supported(i)) continue;
     CHECK_THROWS_WITH_AS(set_isa(i), doctest::Contains("need a CPU with them"),
@@ -177,7 +181,7 @@ TEST_CASE("isa: softmax and layernorm give the same bits on every path") {
 }
 
 TEST_CASE("isa: GELU, dropout and AdamW give the same bits on every path") {
-  for (int n : {1, 7, 17, 129, 40000}) {
+  for (int n : {1, 3, 4, 5, 7, 12, 13, 17, 129, 40000}) {
     const std::vector<float> x = hostile(n, n, 4.0f), dy = randn(n, n + 1);
     CAPTURE(n);
     for (bool tanh_form : {true, false}) {

@@ -2,7 +2,8 @@
 // Which instruction set the kernels run on. Every kernel (GEMM, softmax, layernorm,
 // GELU, dropout, AdamW, fused attention) is compiled once per instruction set in this
 // build; the best one the CPU supports is picked at run time (cpuid), unless the
-// environment variable ATTNFC_KERNELS names one (avx512 | avx2 | portable).
+// environment variable ATTNFC_KERNELS names one (avx512 | avx2 | portable on x86-64,
+// neon | portable on aarch64).
 // All paths compute the same bits: the same FMAs in the same order, the same
 // polynomials, the same fixed reduction trees (docs/ARCHITECTURE.md, "Kernel paths").
 #include <optional>
@@ -14,9 +15,9 @@
 
 namespace attnfc::kernels {
 
-enum class Isa : int { Portable = 0, Avx2 = 1, Avx512 = 2 };
+enum class Isa : int { Portable = 0, Avx2 = 1, Avx512 = 2, Neon = 3 };
 
-const char* isa_name(Isa isa);  // "portable", "avx2", "avx512"
+const char* isa_name(Isa isa);  // "portable", "avx2", "avx512", "neon"
 std::optional<Isa> isa_from_name(std::string_view name);
 
 // Paths compiled into this binary, best first.
@@ -45,5 +46,5 @@ std::string isa_report();
 
 template <>
 struct attnfc::EnumNames<attnfc::kernels::Isa> {
-  static constexpr std::array<const char*, 3> words{"portable", "avx2", "avx512"};
+  static constexpr std::array<const char*, 4> words{"portable", "avx2", "avx512", "neon"};
 };

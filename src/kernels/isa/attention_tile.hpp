@@ -13,6 +13,9 @@
 #include "isa.hpp"
 
 #include "simd_math.hpp"
+#if ATTNFC_ISA_IS_NEON
+#include <arm_neon.h>
+#endif
 
 namespace attnfc::kernels::ATTNFC_ISA::detail {
 
@@ -153,6 +156,81 @@ inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t
       fn(K, A + m0 * a_rs, a_rs, a_cs, B + n0, ldb, C + m0 * ldc + n0, ldc, rem);
     }
   }
+}
+
+#elif ATTNFC_ISA_IS_NEON
+// M rows x NV q registers of 4 columns (6 x 4 = 24 accumulators, four B vectors and one
+// broadcast: 29 of the 32 registers). Columns past the last whole group of 4 take the
+// portable loop below (tile_columns): the same FMA chain per element either way.
+template <int M, int NV, bool kAccumulate>
+void tile_micro(int K, const float* A, int64_t a_rs, int64_t a_cs, const float* B, int64_t ldb,
+                float* C, int64_t ldc) {
+  float32x4_t acc[M][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = kAccumulate ? vld1q_f32(C + i * ldc + 4 * v) : vdupq_n_f32(0.0f);
+  for (int k = 0; k < K; ++k) {
+    float32x4_t b[NV];
+    const float* bk = B + k * ldb;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = vld1q_f32(bk + 4 * v);
+    const float* ak = A + k * a_cs;
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      const float32x4_t a = vdupq_n_f32(ak[i * a_rs]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = vfmaq_f32(acc[i][v], a, b[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) vst1q_f32(C + i * ldc + 4 * v, acc[i][v]);
+}
+
+using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, float*,
+                        int64_t);
+
+template <bool kAcc, int... I>
+constexpr std::array<TileFn, sizeof...(I)> make_tile_table(std::integer_sequence<int, I...>) {
+  return {&tile_micro<I / kTileNv + 1, I % kTileNv + 1, kAcc>...};
+}
+inline constexpr auto kTileSet =
+    make_tile_table<false>(std::make_integer_sequence<int, kTileMr * kTileNv>{});
+inline constexpr auto kTileAdd =
+    make_tile_table<true>(std::make_integer_sequence<int, kTileMr * kTileNv>{});
+
+// Columns [n0, N) of every row, one FMA chain per element (the portable tile_gemm).
+inline void tile_columns(int M, int n0, int N, int K, const float* A, int64_t a_rs, int64_t a_cs,
+                         const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  for (int i = 0; i < M; ++i) {
+    float* c = C + i * ldc;
+    if (!accumulate)
+      for (int j = n0; j < N; ++j) c[j] = 0.0f;
+    for (int k = 0; k < K; ++k) {
+      const float a = A[i * a_rs + k * a_cs];
+      const float* b = B + k * ldb;
+      for (int j = n0; j < N; ++j) c[j] = std::fma(a, b[j], c[j]);
+    }
+  }
+}
+
+inline void tile_gemm(int M, int N, int K, const float* A, int64_t a_rs, int64_t a_cs,
+                      const float* B, int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  constexpr int kMr = kTileMr, kNr = 4 * kTileNv;
+  const int n4 = N / 4 * 4;
+  for (int n0 = 0; n0 < n4; n0 += kNr) {
+    const int nv = (n4 - n0 < kNr ? n4 - n0 : kNr) / 4;
+    for (int m0 = 0; m0 < M; m0 += kMr) {
+      const int mr = M - m0 < kMr ? M - m0 : kMr;
+      const int idx = (mr - 1) * kTileNv + (nv - 1);
+      const TileFn fn = accumulate ? kTileAdd[idx] : kTileSet[idx];
+      fn(K, A + m0 * a_rs, a_rs, a_cs, B + n0, ldb, C + m0 * ldc + n0, ldc);
+    }
+  }
+  if (n4 < N) tile_columns(M, n4, N, K, A, a_rs, a_cs, B, ldb, C, ldc, accumulate);
 }
 
 #else  // portable: the inner loop over N vectorises under -O3; the same FMA chain per element

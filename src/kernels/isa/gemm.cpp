@@ -32,6 +32,8 @@ Path best_packed_path() {
   return Path::Avx512;
 #elif defined(__AVX2__) && defined(__FMA__)
   return Path::Avx2;
+#elif ATTNFC_ISA_IS_NEON
+  return Path::Neon;
 #else
   return Path::Portable;
 #endif
@@ -57,6 +59,8 @@ bool path_available(Path p) {
 #else
       return false;
 #endif
+    case Path::Neon:
+      return ATTNFC_ISA_IS_NEON;
   }
   return false;
 }
@@ -70,6 +74,10 @@ KernelSpec kernel_spec(Path p) {
 #if defined(__AVX2__) && defined(__FMA__)
     case Path::Avx2:
       return avx2_spec();
+#endif
+#if ATTNFC_ISA_IS_NEON
+    case Path::Neon:
+      return neon_spec();
 #endif
     default:
       return portable_spec();

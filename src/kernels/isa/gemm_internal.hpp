@@ -66,13 +66,13 @@ struct KernelSpec {
 inline constexpr int kKc = 256;
 inline constexpr int kMc = 192;     // multiple of every MR (12, 6, 4)
 inline constexpr int kMaxMc = 384;  // multiple of every MR
-inline constexpr int kNc = 1024;    // multiple of every NR (32, 16)
+inline constexpr int kNc = 1024;    // multiple of every NR (32, 16, 8)
 inline constexpr int kMaxMr = 12;
 inline constexpr int kMaxNr = 32;
 
-// Kernels available in this build (Avx512/Avx2 need the matching -march).
+// Kernels available in this build (Avx512/Avx2 need the matching -march, Neon the neon set).
 bool path_available(Path p);
-KernelSpec kernel_spec(Path p);  // p must be a packed path (Portable, Avx2, Avx512)
+KernelSpec kernel_spec(Path p);  // p must be a packed path (Portable, Avx2, Avx512, Neon)
 
 KernelSpec portable_spec();
 #if defined(__AVX2__) && defined(__FMA__)
@@ -81,6 +81,9 @@ KernelSpec avx2_spec();
 #if defined(__AVX512F__)
 KernelSpec avx512_spec();
 #endif
+#if ATTNFC_ISA_IS_NEON
+KernelSpec neon_spec();
+#endif
 
 // Packing (gemm_pack.cpp). Rows/cols beyond mc/nc are zero-filled up to the panel size.
 void pack_a(bool transA, const float* A, int lda, int i0, int mc, int k0, int kc, int mr,
@@ -88,7 +91,7 @@ void pack_a(bool transA, const float* A, int lda, int i0, int mc, int k0, int kc
 void pack_b(bool transB, const float* B, int ldb, int k0, int kc, int j0, int nc, int nr,
             float* dst);
 
-// Scalar epilogue for a tile held in acc[MR rows x ld] (portable and AVX2 paths).
+// Scalar epilogue for a tile held in acc[MR rows x ld] (portable, AVX2 and neon paths).
 void store_tile_generic(const float* acc, int ld, const TileStore& st);
 
 // The unpacked path for tiny products (single-threaded).

@@ -264,6 +264,8 @@ void copy_rows_block(const float* src, long ld, int nc, int kc, int width, float
       return copy_rows_block<4>(src, ld, nc, kc, dst);
     case 6:
       return copy_rows_block<6>(src, ld, nc, kc, dst);
+    case 8:
+      return copy_rows_block<8>(src, ld, nc, kc, dst);
     case 12:
 #if defined(__AVX512F__)
       return copy_rows_block12(src, ld, nc, kc, dst);

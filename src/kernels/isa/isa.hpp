@@ -13,6 +13,7 @@
 #define ATTNFC_ISA_portable 1
 #define ATTNFC_ISA_avx2 2
 #define ATTNFC_ISA_avx512 3
+#define ATTNFC_ISA_neon 4
 #define ATTNFC_ISA_LEVEL_OF(name) ATTNFC_ISA_LEVEL_OF_(name)
 #define ATTNFC_ISA_LEVEL_OF_(name) ATTNFC_ISA_##name
 #define ATTNFC_ISA_LEVEL ATTNFC_ISA_LEVEL_OF(ATTNFC_ISA)
@@ -27,11 +28,18 @@
 #if ATTNFC_ISA_LEVEL == ATTNFC_ISA_portable && (defined(__AVX2__) || defined(__AVX512F__))
 #error "the portable kernels are built for the baseline instruction set"
 #endif
+#if ATTNFC_ISA_LEVEL == ATTNFC_ISA_neon && !(defined(__aarch64__) && defined(__ARM_NEON))
+#error "the neon kernels are built for aarch64 (ARMv8-A Advanced SIMD)"
+#endif
+// The neon set is chosen by its name, not by a compiler macro: aarch64's baseline, which
+// the portable set is built for too, always has Advanced SIMD (__ARM_NEON).
+#define ATTNFC_ISA_IS_NEON (ATTNFC_ISA_LEVEL == ATTNFC_ISA_neon)
 
 namespace attnfc::kernels::ATTNFC_ISA {
 
 inline constexpr Isa kIsa = ATTNFC_ISA_LEVEL == ATTNFC_ISA_avx512 ? Isa::Avx512
                             : ATTNFC_ISA_LEVEL == ATTNFC_ISA_avx2 ? Isa::Avx2
+                            : ATTNFC_ISA_LEVEL == ATTNFC_ISA_neon ? Isa::Neon
                                                                   : Isa::Portable;
 
 // The public kernels' signatures (include/attnfc/kernels/*.hpp), defined for this set.

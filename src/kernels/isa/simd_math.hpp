@@ -1,7 +1,8 @@
 #pragma once
 // A 16-lane float vector for the elementwise / row kernels (softmax, layernorm,
-// GELU, AdamW, attention): one zmm on AVX-512, two ymm on AVX2 + FMA, otherwise
-// plain 16-element loops that the compiler vectorises for the baseline ISA.
+// GELU, AdamW, attention): one zmm on AVX-512, two ymm on AVX2 + FMA, four q registers
+// on aarch64's neon set, otherwise plain 16-element loops that the compiler vectorises
+// for the baseline ISA.
 // Every path evaluates every lane with the same formulas (the same FMAs, the same
 // NaN rules for max/min); horizontal reductions use one fixed order, so a row's
 // result never depends on which thread or which instruction set ran it. (A NaN
@@ -16,6 +17,7 @@
 // arithmetic, less/select, reduce_add/reduce_max, keep_mask, exp and log_split.
 #include "simd_avx2.hpp"
 #include "simd_avx512.hpp"
+#include "simd_neon.hpp"
 #include "simd_portable.hpp"
 
 namespace attnfc::kernels::ATTNFC_ISA::simd {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if !defined(__AVX512F__) && !(defined(__AVX2__) && defined(__FMA__))
+#if !defined(__AVX512F__) && !(defined(__AVX2__) && defined(__FMA__)) && !ATTNFC_ISA_IS_NEON
 
 namespace attnfc::kernels::ATTNFC_ISA::simd {
 
