@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../model/inputs.hpp"
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/autograd/optim.hpp"
@@ -62,13 +63,7 @@ struct Head {
     attn = nn::MultiHeadAttention(params, "attn", kWidth, 1, true, seed + 1);
     readout = nn::Linear(params, "readout", kWidth, 1, true, seed + 2);
     positions.resize(static_cast<size_t>(L) * kWidth);
-    for (int t = 0; t < L; ++t) {
-      for (int i = 0; i < kWidth / 2; ++i) {
-        const double f = std::pow(1e4, -2.0 * i / kWidth);
-        positions[t * kWidth + 2 * i] = static_cast<float>(std::sin(t * f));
-        positions[t * kWidth + 2 * i + 1] = static_cast<float>(std::cos(t * f));
-      }
-    }
+    model::detail::sinusoidal_table(L, kWidth, positions.data());  // the forecaster's table
   }
 
   // inputs [B, L] -> forecasts [B, L, 1]; *weights = [B, 1, L, L] when asked.
