@@ -29,6 +29,7 @@ void register_predict(CLI::App& app);
 void register_evaluate(CLI::App& app);
 void register_plot(CLI::App& app);
 void register_score(CLI::App& app);
+void register_backtest(CLI::App& app);
 // Further subcommands add an options struct and run_<name> below, a register_<name>
 // in flags.cpp, a declaration here and one line in main.cpp.
 
@@ -78,6 +79,24 @@ struct TrainOptions {
   std::string log_format = "text";  // progress on stderr: "text" or "json"
 };
 int run_train(const TrainOptions& a);
+
+// `attnfc backtest` (cmd_backtest.cpp): rolling-origin folds (train/backtest.hpp).
+struct BacktestOptions {
+  std::string config, out;
+  std::vector<std::string> sets;
+  int folds = 5;
+  int64_t step = 0;  // 0 = the horizon
+  std::string refit = "every";
+  bool cold = false;
+  int finetune_epochs = 1;
+  int64_t val_rows = 0;  // 0 = as the config's split
+  bool resume = false;
+  bool plan_flags_given = false;  // any of the flags above after --out (resume: the saved plan)
+  bool quiet = false;
+  std::string log_format = "text";
+  int64_t stop_after_steps = 0;
+};
+int run_backtest(const BacktestOptions& a);
 
 // `attnfc predict` (cmd_predict.cpp; where several inputs go: predict_output.hpp).
 struct PredictOptions {

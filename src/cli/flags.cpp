@@ -32,6 +32,22 @@ void add_attention_report(CLI::App* attention) {
   on_selected(attention, [opts]() { return run_attention_report(*opts); });
 }
 
+// --quiet and --log-format, as train and backtest show their progress.
+void add_progress_flags(CLI::App* sub, bool& quiet, std::string& log_format) {
+  sub->add_flag("--quiet,-q", quiet,
+                "No progress on stderr: only warnings, errors and the summary (stdout)");
+  sub->add_option("--log-format", log_format,
+                  "Progress on stderr: text (a bar on a terminal, else a timestamped line per "
+                  "epoch and every 10 s) or json (one object per line, log messages too)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "text" || text == "json") return "";
+            return "found '" + text.substr(0, 20) + "', expected text or json";
+          },
+          "text|json"))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void register_attention(CLI::App& app) {
@@ -130,18 +146,7 @@ void register_train(CLI::App& app) {
       ->type_name("KEY=VALUE");
   sub->add_option("--out,-o", a->out, "Run folder (default: runs/<config name>)");
   sub->add_flag("--resume", a->resume, "Continue the run in --out from its checkpoint");
-  sub->add_flag("--quiet,-q", a->quiet,
-                "No progress on stderr: only warnings, errors and the summary (stdout)");
-  sub->add_option("--log-format", a->log_format,
-                  "Progress on stderr: text (a bar on a terminal, else a timestamped line per "
-                  "epoch and every 10 s) or json (one object per line, log messages too)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (text == "text" || text == "json") return "";
-            return "found '" + text.substr(0, 20) + "', expected text or json";
-          },
-          "text|json"))
-      ->capture_default_str();
+  add_progress_flags(sub, a->quiet, a->log_format);
   // For tests and scripts: behave as if Ctrl-C arrived after N optimiser steps (hidden).
   sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");
   on_selected(sub, [a] { return run_train(*a); });
@@ -301,6 +306,51 @@ void register_score(CLI::App& app) {
   sub->add_option("--out", o->out, "Write the scores as JSON here");
   sub->add_option("--per-series", o->per_series, "Write per-series sMAPE and MASE as CSV here");
   on_selected(sub, [o] { return run_score(*o); });
+}
+
+void register_backtest(CLI::App& app) {
+  auto a = std::make_shared<BacktestOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "backtest", "Rolling-origin backtest: K forecast origins cut from the end, one run each");
+  sub->footer(
+      "Examples:\n"
+      "  attnfc backtest --config configs/default.json --folds 5\n"
+      "  attnfc backtest --config C.json --folds 10 --step 24 --refit once\n"
+      "  attnfc backtest --out runs/default-backtest --resume   # continue after Ctrl-C\n"
+      "Fold k's test windows are the --step origins after fold k-1's; it validates on the\n"
+      "--val-rows rows before them and trains on everything earlier (the scaler too). Fold 1\n"
+      "trains as the config says; a refit fold fine-tunes the previous fold's model for\n"
+      "--finetune-epochs (or trains afresh with --cold), any other fold scores the previous\n"
+      "model. Each fold is a run folder (fold-<k>/); folds.csv and backtest.json hold the\n"
+      "per-fold and pooled test metrics of the model, its linear start and the baselines.\n"
+      "Docs: docs/BACKTEST.md.");
+  sub->add_option("--config,-c", a->config, "Run config (JSON), as for train");
+  sub->add_option("--set", a->sets, "Override a config key: section.key=value (repeatable)")
+      ->type_name("KEY=VALUE");
+  sub->add_option("--out,-o", a->out, "Backtest folder (default: runs/<config name>-backtest)");
+  std::vector<CLI::Option*> plan = {
+      sub->add_option("--folds,-k", a->folds, "Folds (forecast origin groups) cut from the end")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 10000)),
+      sub->add_option("--step", a->step, "Rows between folds' first origins (default: horizon)")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40)),
+      sub->add_option("--refit", a->refit, "every | once | R (refit every R-th fold)")
+          ->capture_default_str(),
+      sub->add_flag("--cold", a->cold, "Refit folds train from scratch, not from the last fold"),
+      sub->add_option("--finetune-epochs", a->finetune_epochs,
+                      "Epochs of a warm-started refit (the previous model is epoch 0)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 100000)),
+      sub->add_option("--val-rows", a->val_rows,
+                      "Validation rows of each fold (default: as many as the config's split)")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))};
+  sub->add_flag("--resume", a->resume, "Continue the backtest in --out");
+  add_progress_flags(sub, a->quiet, a->log_format);
+  sub->add_option("--stop-after-steps", a->stop_after_steps)->group("");  // tests, as train's
+  on_selected(sub, [a, plan] {
+    for (const CLI::Option* o : plan) a->plan_flags_given |= o->count() > 0;
+    return run_backtest(*a);
+  });
 }
 
 }  // namespace attnfc::cli

@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   cli::register_evaluate(app);
   cli::register_plot(app);
   cli::register_score(app);
+  cli::register_backtest(app);
 
   try {
     kernels::select_isa_from_environment();

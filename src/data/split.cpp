@@ -80,6 +80,19 @@ Split split_last_horizons(size_t n_rows, size_t horizon, size_t context) {
                     "split \"last_horizon\"");
 }
 
+Split split_from_end(size_t n_rows, size_t val_rows, size_t test_rows, size_t end_offset,
+                     size_t context) {
+  const size_t tail = val_rows + test_rows + end_offset;
+  const std::string how = "split from the end (val " + std::to_string(val_rows) + ", test " +
+                          std::to_string(test_rows) + ", end offset " + std::to_string(end_offset) +
+                          " rows)";
+  if (n_rows < tail + context)
+    throw InputError(how + ": needs " + std::to_string(tail + context) + " rows (context " +
+                     std::to_string(context) + " before them), found " + std::to_string(n_rows));
+  const size_t t3 = n_rows - end_offset;
+  return make_split(n_rows, t3 - test_rows - val_rows, t3 - test_rows, t3, context, how);
+}
+
 Split shifted(Split split, size_t first_row) {
   for (RowRange* r : {&split.train, &split.val, &split.test}) {
     r->begin += first_row;

@@ -243,7 +243,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"train_seconds", totals.seconds},
                   {"members", totals.members}});
   if (!totals.linear_start.is_null()) metrics["linear_start"] = totals.linear_start;
-  const KeptModel kept{result.best_epoch, totals.untrained, !totals.linear_start.is_null()};
+  const KeptModel kept{result.best_epoch, totals.untrained, !totals.linear_start.is_null(), false};
   metrics["kept"] = kept_entry(kept);
   metrics["warnings"] = kept_model_warnings(metrics, kept);
   write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");

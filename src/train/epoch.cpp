@@ -255,7 +255,9 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                   {"train_seconds", total_seconds}});
   if (!st.linear_start.is_null()) metrics["linear_start"] = st.linear_start;
   if (std::isfinite(st.initial_val_loss)) metrics["initial_val_loss"] = st.initial_val_loss;
-  const KeptModel kept{result.best_epoch, result.best_epoch == 0, !st.linear_start.is_null()};
+  if (!st.warm_start.empty()) metrics["warm_start"] = st.warm_start;
+  const KeptModel kept{result.best_epoch, result.best_epoch == 0, !st.linear_start.is_null(),
+                       !st.warm_start.empty()};
   metrics["kept"] = kept_entry(kept);
   metrics["warnings"] = kept_model_warnings(metrics, kept);
   write_file_atomic(paths.metrics(), metrics.dump(2) + "\n");

@@ -24,13 +24,16 @@ std::string format_mse(double v) {
 
 nlohmann::json kept_entry(const KeptModel& kept) {
   const char* what = "trained";
-  if (kept.untrained) what = kept.linear_start ? "linear start" : "initial model";
+  if (kept.untrained)
+    what = kept.warm_start ? "warm start" : kept.linear_start ? "linear start" : "initial model";
   return {{"epoch", kept.epoch}, {"model", what}};
 }
 
 std::vector<std::string> kept_model_warnings(const nlohmann::json& metrics, const KeptModel& kept) {
   std::vector<std::string> out;
-  if (kept.untrained) {
+  // A warm start that fine-tuning did not beat is a trained model still: only the
+  // baselines' check below applies to it.
+  if (kept.untrained && !kept.warm_start) {
     const char* start = kept.linear_start ? "its linear start (the least-squares NLinear inside "
                                             "the model)"
                                           : "the untrained initial model";

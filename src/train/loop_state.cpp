@@ -12,16 +12,19 @@ namespace attnfc::train::detail {
 nlohmann::json LoopState::to_json() const {
   nlohmann::json recs = nlohmann::json::array();
   for (const auto& r : records) recs.push_back(train::to_json(r));
-  return {{"epoch", epoch},
-          {"step_in_epoch", step_in_epoch},
-          {"global_step", global_step},
-          {"epoch_loss_sum", epoch_loss_sum},
-          {"epoch_seconds", epoch_seconds},
-          {"early_stopping", stopper.to_json()},
-          {"records", recs},
-          {"linear_start", linear_start},
-          {"initial_val_loss",
-           std::isfinite(initial_val_loss) ? nlohmann::json(initial_val_loss) : nlohmann::json()}};
+  nlohmann::json j = {
+      {"epoch", epoch},
+      {"step_in_epoch", step_in_epoch},
+      {"global_step", global_step},
+      {"epoch_loss_sum", epoch_loss_sum},
+      {"epoch_seconds", epoch_seconds},
+      {"early_stopping", stopper.to_json()},
+      {"records", recs},
+      {"linear_start", linear_start},
+      {"initial_val_loss",
+       std::isfinite(initial_val_loss) ? nlohmann::json(initial_val_loss) : nlohmann::json()}};
+  if (!warm_start.empty()) j["warm_start"] = warm_start;  // absent: a checkpoint as before
+  return j;
 }
 
 namespace {
@@ -56,6 +59,7 @@ LoopState load_loop_state(const std::string& text, const std::string& source, in
     if (s.has("initial_val_loss") && j.at("initial_val_loss").is_number())
       st.initial_val_loss = s.get_number("initial_val_loss", 0, 0, kHuge);
     s.allow("initial_val_loss");
+    st.warm_start = s.get_string("warm_start", "");
     const nlohmann::json& stop = s.get_object("early_stopping");
     const nlohmann::json& recs = j.at("records");
     s.allow("records");

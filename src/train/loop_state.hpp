@@ -30,6 +30,9 @@ struct LoopState {
   // metrics.json records it so the training curve can show where training started. NaN
   // when unknown (a checkpoint from before it was kept).
   double initial_val_loss = NAN;
+  // The model file whose parameters started this run instead of the fresh start (a
+  // warm-started fold of `attnfc backtest`: the previous fold's kept model), or empty.
+  std::string warm_start;
   // The latest validation MSE, for the progress line (not saved: on resume it is the
   // last record's).
   double last_val = 0;

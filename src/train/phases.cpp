@@ -151,9 +151,9 @@ void start_quantile_levels(Training& t) {
       mc.cross_attention() ? 1 : mc.horizon);
 }
 
-}  // namespace
-
-void start_fresh(Training& t, const RunPaths& paths) {
+// The least-squares start of the linear shortcut and, for a quantile model, its levels:
+// the fresh start's parameters (a warm start fits them too, for its linear-start row).
+void fit_linear_start(Training& t) {
   const TrainConfig& tc = t.config.train;
   if (t.config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
     const data::TimeSeries& s = t.data.series;
@@ -174,15 +174,34 @@ void start_fresh(Training& t, const RunPaths& paths) {
         std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
   }
   if (t.config.model.levels() > 1 && tc.quantile_init == "residuals") start_quantile_levels(t);
-  // The starting point is a candidate too (update 0 of the early stopper, "epoch 0"):
-  // with a least-squares shortcut or a zero head it is already a fair forecaster, and
-  // when no training epoch beats it on validation, the run keeps it instead of an
-  // epoch that only overfitted.
+}
+
+// The starting point is a candidate too (update 0 of the early stopper, "epoch 0"): with a
+// least-squares shortcut, a zero head or a warm start it is already a fair forecaster, and
+// when no training epoch beats it on validation, the run keeps it instead of an epoch that
+// only overfitted.
+void keep_start(Training& t, const RunPaths& paths, const std::string& what) {
   t.state.last_val = t.state.initial_val_loss = t.validation_mse();
-  spdlog::info("initial model: validation MSE {:.5f}", t.state.last_val);
+  spdlog::info("{}: validation MSE {:.5f}", what, t.state.last_val);
+  if (t.state.stopper.update(t.state.last_val)) save_model(t, paths.model(), 0);
+}
+
+}  // namespace
+
+void start_fresh(Training& t, const RunPaths& paths) {
+  fit_linear_start(t);
   // Kept to be scored beside the final model (and usable as a model of its own).
   if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
-  if (t.state.stopper.update(t.state.last_val)) save_model(t, paths.model(), 0);
+  keep_start(t, paths, "initial model");
+}
+
+void start_warm(Training& t, const RunPaths& paths, const std::string& model_path) {
+  fit_linear_start(t);
+  if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
+  // The parameters only: this run's scaler (fit on its own training rows) stays in meta.
+  model::Checkpoint::read(model_path).load_into(t.net);
+  t.state.warm_start = model_path;
+  keep_start(t, paths, "warm start from " + model_path);
 }
 
 void save_model(const Training& t, const std::string& path, int epoch) {

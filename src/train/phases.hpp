@@ -80,6 +80,10 @@ struct Training {
 // point scored as "epoch 0" (kept when no epoch beats it). A resumed run: the
 // checkpoint's parameters, moments and loop position, range-checked.
 void start_fresh(Training& t, const RunPaths& paths);
+// A warm start (`attnfc backtest`): the fresh start's linear start is fitted and saved for
+// its row, then the network takes the parameters of `model_path` (a model file of the same
+// model config) and that is "epoch 0".
+void start_warm(Training& t, const RunPaths& paths, const std::string& model_path);
 void resume(Training& t, const RunPaths& paths);
 
 // 5. Steps until the epoch ends (true) or an interruption was asked for (false: a

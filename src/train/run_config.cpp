@@ -133,7 +133,17 @@ DataConfig parse_data(const nlohmann::json& section) {
   if (s.has("split") && section.at("split").is_object()) {
     ConfigSection sp(s.get_object("split"), "data.split");
     d.split_protocol = "";
-    if (sp.has("train_rows") || sp.has("val_rows") || sp.has("test_rows")) {
+    if (!sp.has("train_rows") && (sp.has("test_rows") || sp.has("end_offset"))) {
+      d.split_protocol = "from_end";  // data::split_from_end, per series
+      d.val_rows = sp.get_int("val_rows", 0, 1, int64_t{1} << 40);
+      d.test_rows = sp.get_int("test_rows", 0, 1, int64_t{1} << 40);
+      d.end_offset = sp.get_int("end_offset", 0, 0, int64_t{1} << 40);
+      for (const char* key : {"val_rows", "test_rows"})
+        if (!sp.has(key))
+          throw InputError(std::string("data.split.") + key +
+                           ": missing; a split counted from the end (no train_rows) needs "
+                           "val_rows and test_rows");
+    } else if (sp.has("train_rows") || sp.has("val_rows") || sp.has("test_rows")) {
       d.split_protocol = "rows";
       d.train_rows = sp.get_int("train_rows", 0, 1, int64_t{1} << 40);
       d.val_rows = sp.get_int("val_rows", 0, 1, int64_t{1} << 40);
@@ -153,6 +163,7 @@ DataConfig parse_data(const nlohmann::json& section) {
     if (d.split_protocol.empty())
       throw InputError(
           "data.split: expected {\"train_rows\", \"val_rows\", \"test_rows\"}, "
+          "{\"val_rows\", \"test_rows\", \"end_offset\"}, "
           "{\"train_frac\", \"test_frac\"} or {\"val_start\", \"test_start\"}");
   } else {
     d.split_protocol =
@@ -165,7 +176,7 @@ DataConfig parse_data(const nlohmann::json& section) {
 TrainConfig parse_train(const nlohmann::json& section) {
   ConfigSection s(section, "train");
   TrainConfig t;
-  t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 1, 100000));
+  t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 0, 100000));
   t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
   t.micro_batches = static_cast<int>(s.get_int("micro_batches", t.micro_batches, 1, 4096));
   t.lr = s.get_number("lr", t.lr, 0, 10, true);
@@ -272,6 +283,9 @@ nlohmann::json to_json(const RunConfig& r) {
   if (d.split_protocol == "rows")
     data["split"] = {
         {"train_rows", d.train_rows}, {"val_rows", d.val_rows}, {"test_rows", d.test_rows}};
+  else if (d.split_protocol == "from_end")
+    data["split"] = {
+        {"val_rows", d.val_rows}, {"test_rows", d.test_rows}, {"end_offset", d.end_offset}};
   else if (d.split_protocol == "fractions")
     data["split"] = {{"train_frac", d.train_frac}, {"test_frac", d.test_frac}};
   else if (d.split_protocol == "dates")
@@ -333,65 +347,6 @@ void resolve_model_channels(RunConfig& config, size_t data_channels) {
   if (config.model.channels != C)
     throw InputError("model.channels: found " + std::to_string(config.model.channels) +
                      ", but the data has " + std::to_string(C) + " columns");
-}
-
-data::Split segment_split(const DataConfig& d, const data::TimeSeries& series,
-                          const data::SeriesSegment& seg, size_t context, size_t horizon) {
-  const size_t n = seg.rows();
-  if (d.split_protocol == "rows")
-    return data::split_by_rows(n, d.train_rows, d.val_rows, d.test_rows, context);
-  if (d.split_protocol == "fractions")
-    return data::split_by_fractions(n, d.train_frac, d.test_frac, context);
-  if (d.split_protocol == "last_horizon") return data::split_last_horizons(n, horizon, context);
-  if (d.split_protocol == "dates") {
-    data::TimeSeries times;  // the segment's time axis alone
-    times.source = series.source;
-    times.time_style = series.time_style;
-    times.timestamps.assign(series.timestamps.begin() + static_cast<ptrdiff_t>(seg.begin),
-                            series.timestamps.begin() + static_cast<ptrdiff_t>(seg.end));
-    return data::split_by_dates(
-        times,
-        data::parse_timestamp_or_throw(d.val_start, "data.split.val_start", d.csv.date_format),
-        data::parse_timestamp_or_throw(d.test_start, "data.split.test_start", d.csv.date_format),
-        context);
-  }
-  if (d.split_protocol == "auto")  // "ETTh1.csv" -> etth, anything else -> custom
-    return data::standard_split(std::filesystem::path(d.csv.path).filename().string(), n, context);
-  return data::standard_split(d.split_protocol, n, context);
-}
-
-data::Split make_split(const DataConfig& d, const data::TimeSeries& series, size_t context,
-                       size_t horizon) {
-  if (series.num_series() != 1)
-    throw InputError(series.source + ": " + std::to_string(series.num_series()) +
-                     " series (data.id_column '" + series.id_column +
-                     "'); expected one series here");
-  return segment_split(d, series, series.series_segments().front(), context, horizon);
-}
-
-data::PanelSplit make_panel_split(const DataConfig& d, const data::TimeSeries& series,
-                                  size_t context, size_t horizon) {
-  const std::vector<data::SeriesSegment> segments = series.series_segments();
-  data::PanelSplit out;
-  for (size_t k = 0; k < segments.size(); ++k) {
-    const data::SeriesSegment& seg = segments[k];
-    try {
-      data::Split sp = segment_split(d, series, seg, context, horizon);
-      data::validate_split(sp, context, horizon, series.source);
-      out.splits.push_back(data::shifted(sp, seg.begin));
-      out.series.push_back(k);
-    } catch (const InputError& e) {
-      // One series is the whole run: its problem is the run's error, as it always was.
-      if (segments.size() == 1) throw;
-      out.skipped.push_back("series '" + seg.id + "' (" + std::to_string(seg.rows()) +
-                            " rows): " + e.what());
-    }
-  }
-  if (out.splits.empty())
-    throw InputError(series.source + ": none of the " + std::to_string(segments.size()) +
-                     " series is long enough for a window in every split part; the first: " +
-                     out.skipped.front());
-  return out;
 }
 
 }  // namespace attnfc::train

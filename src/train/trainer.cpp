@@ -70,7 +70,13 @@ RunStart open_folder(std::optional<RunFolder>& folder, const TrainOptions& opt,
 TrainResult train(const RunConfig& config_in, const TrainOptions& opt_in) {
   const dist::Comm& comm = dist::Comm::world();
   check_processes(config_in, comm);
-  if (config_in.train.ensemble > 1) return train_ensemble(config_in, opt_in);
+  if (config_in.train.ensemble > 1) {
+    if (!opt_in.warm_start.empty())
+      throw InputError("train.ensemble: found " + std::to_string(config_in.train.ensemble) +
+                       ", expected 1 for a warm start (one network takes " + opt_in.warm_start +
+                       "'s parameters); start each fold afresh instead");
+    return train_ensemble(config_in, opt_in);
+  }
   RunConfig config = config_in;
   TrainOptions opt = opt_in;
   if (!comm.root()) opt.progress.style = ProgressStyle::kOff;  // rank 0 reports
@@ -93,6 +99,8 @@ TrainResult train(const RunConfig& config_in, const TrainOptions& opt_in) {
                data->scorer->validation_windows(), t.net.num_parameters());
   if (resume)
     detail::resume(t, paths);
+  else if (!opt.warm_start.empty())
+    detail::start_warm(t, paths, opt.warm_start);
   else
     detail::start_fresh(t, paths);
 

@@ -244,7 +244,7 @@ TEST_CASE("bad usage and bad input exit with 2 and say what is wrong") {
   expect(run_attnfc("train --config " + f.config + " --set train.learning_rate=0.1 --out " + f.dir +
                     "/r2"),
          "train.learning_rate");
-  expect(run_attnfc("train --config " + f.config + " --set train.epochs=0 --out " + f.dir + "/r3"),
+  expect(run_attnfc("train --config " + f.config + " --set train.epochs=-1 --out " + f.dir + "/r3"),
          "train.epochs");
   expect(run_attnfc("train --config " + f.config + " --set nonsense --out " + f.dir + "/r4"),
          "expected section.key=value");

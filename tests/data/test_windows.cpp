@@ -66,6 +66,26 @@ TEST_CASE("splits: rows, fractions and dates keep targets apart and begin contex
                     doctest::Contains("x.csv: the val part has 30 rows (50 to 80), 5 too few"));
 }
 
+TEST_CASE(
+    "split_from_end counts from the last row: test, then val, then train; last_horizon agrees") {
+  const Split e = split_from_end(100, 20, 15, 5, 10);  // test targets 80..95, val 60..80
+  CHECK(e.test_targets().begin == 80);
+  CHECK(e.test.end == 95);
+  CHECK(e.val_targets().begin == 60);
+  CHECK(e.val.end == 80);
+  CHECK(e.train.begin == 0);
+  CHECK(e.train.end == 60);
+  // (H, H, 0) is the M4 protocol, row for row.
+  const Split a = split_from_end(100, 8, 8, 0, 10), b = split_last_horizons(100, 8, 10);
+  CHECK(a.train.end == b.train.end);
+  CHECK(a.val.begin == b.val.begin);
+  CHECK(a.test.begin == b.test.begin);
+  CHECK(a.test.end == b.test.end);
+  // The tail and one context of training rows must fit; the message gives both counts.
+  CHECK_THROWS_WITH(split_from_end(100, 40, 40, 15, 10), doctest::Contains("needs 105 rows"));
+  CHECK_THROWS_WITH(split_from_end(100, 40, 40, 15, 10), doctest::Contains("found 100"));
+}
+
 TEST_CASE("the scaler is fit on training rows only and inverts exactly; JSON round trip") {
   const TimeSeries s = synthetic(100, {3, 4});
   const Scaler sc = Scaler::fit(s, {0, 60});

@@ -99,7 +99,7 @@ TEST_CASE("kept_model_warnings: a baseline that wins on validation is named, wit
     m["val"]["models"]["repeat-last"]["scaled"]["mse"] = 2.0;
     return m;
   };
-  const KeptModel trained{3, false, true};
+  const KeptModel trained{3, false, true, false};
   CHECK(kept_model_warnings(metrics(0.5, 0.6, 0.55), trained).empty());
   const auto w = kept_model_warnings(metrics(0.5, 0.4, 0.45), trained);
   REQUIRE(w.size() == 1);
@@ -111,9 +111,16 @@ TEST_CASE("kept_model_warnings: a baseline that wins on validation is named, wit
   // No validation part (nothing to compare): no claim either way.
   CHECK(kept_model_warnings(nlohmann::json::object(), trained).empty());
   // Kept at the start without a least-squares fit: the untrained model is named.
-  const auto u = kept_model_warnings(metrics(0.5, 0.6, 0.55), {0, true, false});
+  const auto u = kept_model_warnings(metrics(0.5, 0.6, 0.55), {0, true, false, false});
   REQUIRE(u.size() == 1);
   CHECK(contains(u[0], "the untrained initial model"));
-  CHECK(kept_entry({0, true, false}) == nlohmann::json({{"epoch", 0}, {"model", "initial model"}}));
+  CHECK(kept_entry({0, true, false, false}) ==
+        nlohmann::json({{"epoch", 0}, {"model", "initial model"}}));
   CHECK(kept_entry(trained)["model"] == "trained");
+  // A warm start (a backtest fold's previous model) that fine-tuning did not beat: named as
+  // such, and no "adds nothing" warning, but a baseline that beats it still is.
+  const KeptModel warm{0, true, true, true};
+  CHECK(kept_entry(warm)["model"] == "warm start");
+  CHECK(kept_model_warnings(metrics(0.5, 0.6, 0.55), warm).empty());
+  REQUIRE(kept_model_warnings(metrics(0.5, 0.4, 0.55), warm).size() == 1);
 }

@@ -44,7 +44,7 @@ TEST_CASE("run config: overrides, strict keys, resolved JSON round trip") {
   CHECK_THROWS_WITH_AS(parse_run_config(typo), doctest::Contains("train.learning_rate"),
                        InputError);
   nlohmann::json range = config_for("x.csv");
-  range["train"]["epochs"] = 0;
+  range["train"]["epochs"] = -1;  // 0 is allowed: the starting point, scored untrained
   CHECK_THROWS_WITH_AS(parse_run_config(range), doctest::Contains("train.epochs"), InputError);
   nlohmann::json freq = config_for("x.csv");
   freq["data"]["frequency"] = "fortnightly";

@@ -60,6 +60,13 @@ Split split_by_dates(const TimeSeries& series, int64_t val_start, int64_t test_s
 // rows before them the val targets, everything before those the train part.
 Split split_last_horizons(size_t n_rows, size_t horizon, size_t context);
 
+// Counted from the end of the series: the test targets are the `test_rows` rows that end
+// `end_offset` rows before the last row, the val targets the `val_rows` rows before them,
+// the train part everything earlier; the last `end_offset` rows are unused. A rolling-origin
+// backtest (train/backtest.hpp) cuts its folds this way; last_horizon is (H, H, 0).
+Split split_from_end(size_t n_rows, size_t val_rows, size_t test_rows, size_t end_offset,
+                     size_t context);
+
 // The same split moved `first_row` rows later (a series' split in the rows of its panel).
 Split shifted(Split split, size_t first_row);
 

@@ -19,10 +19,12 @@ struct KeptModel {
   bool untrained = false;
   // The model before training was the least-squares linear start (train.linear_init).
   bool linear_start = false;
+  // The model before training was another run's model (a warm-started backtest fold).
+  bool warm_start = false;
 };
 
 // The "kept" entry of metrics.json: {"epoch", "model": "trained" | "linear start" |
-// "initial model"}.
+// "initial model" | "warm start"}.
 nlohmann::json kept_entry(const KeptModel& kept);
 
 // One-line warnings about the kept model, read from the "val" part of `metrics` (what

@@ -44,9 +44,12 @@ struct DataConfig {
   // or an object {"train_rows", "val_rows", "test_rows"} | {"train_frac", "test_frac"} |
   // {"val_start", "test_start"} (timestamps), or "last_horizon" (the M4 protocol: per series,
   // the last model.horizon rows are the test targets and the horizon before them val).
+  // Or {"val_rows", "test_rows", "end_offset"} without train_rows ("from_end"): counted from
+  // each series' end, the last end_offset rows unused (data::split_from_end; how
+  // `attnfc backtest` cuts its folds).
   // In a panel the split applies to each series on its own.
   std::string split_protocol = "auto";
-  int64_t train_rows = 0, val_rows = 0, test_rows = 0;
+  int64_t train_rows = 0, val_rows = 0, test_rows = 0, end_offset = 0;
   double train_frac = 0, test_frac = 0;
   std::string val_start, test_start;
 };
