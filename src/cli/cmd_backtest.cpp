@@ -46,7 +46,7 @@ train::RunConfig saved_plan(const std::string& dir, train::BacktestOptions& opt)
     opt.val_rows = plan.at("val_rows").get<int64_t>();
     opt.refit_every = plan.at("refit").is_string() ? 0 : plan.at("refit").get<int>();
     opt.cold = plan.at("cold").get<bool>();
-    opt.finetune_epochs = plan.at("finetune_epochs").get<int>();
+    opt.finetune_epochs = plan.at("finetune_epochs").get<double>();
     return train::parse_run_config(plan.at("config"));
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": the saved plan is incomplete or damaged (" + e.what() +
@@ -151,6 +151,7 @@ int run_backtest(const BacktestOptions& a) {
   for (const train::FoldResult& f : r.folds)
     for (const auto& w : f.metrics.value("warnings", nlohmann::json::array()))
       spdlog::warn("fold {}: {}", f.fold, w.get<std::string>());
+  for (const std::string& w : r.warnings) spdlog::warn("{}", w);
   return 0;
 }
 

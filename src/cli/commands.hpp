@@ -88,7 +88,7 @@ struct BacktestOptions {
   int64_t step = 0;  // 0 = the horizon
   std::string refit = "every";
   bool cold = false;
-  int finetune_epochs = 1;
+  double finetune_epochs = 0.25;
   int64_t val_rows = 0;  // 0 = as the config's split
   bool resume = false;
   bool plan_flags_given = false;  // any of the flags above after --out (resume: the saved plan)

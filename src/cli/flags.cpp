@@ -338,9 +338,10 @@ void register_backtest(CLI::App& app) {
           ->capture_default_str(),
       sub->add_flag("--cold", a->cold, "Refit folds train from scratch, not from the last fold"),
       sub->add_option("--finetune-epochs", a->finetune_epochs,
-                      "Epochs of a warm-started refit (the previous model is epoch 0)")
+                      "Epochs of a warm-started refit (the previous model is epoch 0); a "
+                      "fraction is one epoch cut to that share of its steps")
           ->capture_default_str()
-          ->check(CLI::Range(0, 100000)),
+          ->check(CLI::Range(0.0, 100000.0)),
       sub->add_option("--val-rows", a->val_rows,
                       "Validation rows of each fold (default: as many as the config's split)")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))};

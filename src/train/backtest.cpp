@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "attnfc/base/atomic_file.hpp"
@@ -144,11 +145,14 @@ FoldResult run_fold(const Plan& p, const BacktestOptions& opt, int k, bool& inte
   t.interrupt = opt.interrupt;
   t.interrupt_after_steps = opt.interrupt_after_steps;
   t.progress = opt.progress;
+  t.score_validation = false;  // a fold is scored on its test windows; val chose its epoch
   FoldResult f{k, p.origins[static_cast<size_t>(k - 1)], "trained", nullptr, 0};
   if (k > 1 && !(refits(opt, k) && opt.cold)) {
     t.warm_start = RunPaths{fold_dir(opt.out_dir, k - 1)}.model();
-    f.how = refits(opt, k) ? "fine-tuned" : "scored";
-    cfg.train.epochs = refits(opt, k) ? opt.finetune_epochs : 0;
+    const double epochs = refits(opt, k) ? opt.finetune_epochs : 0;
+    f.how = epochs > 0 ? "fine-tuned" : "scored";
+    cfg.train.epochs = static_cast<int>(std::ceil(epochs));
+    if (epochs > 0 && epochs < 1) cfg.train.epoch_fraction = epochs;
   }
   spdlog::info(
       "fold {}/{}: test from {} ({}), {}", k, opt.folds, f.origin,
@@ -168,9 +172,10 @@ FoldResult run_fold(const Plan& p, const BacktestOptions& opt, int k, bool& inte
 }
 
 void check_options(const RunConfig& config, const BacktestOptions& opt) {
-  if (opt.finetune_epochs < 0)
-    throw InputError("--finetune-epochs: found " + std::to_string(opt.finetune_epochs) +
-                     ", expected 0 or more");
+  const double e = opt.finetune_epochs;
+  if (!(e >= 0 && e <= 100000) || (e > 1 && e != std::floor(e)))
+    throw InputError("--finetune-epochs: found " + nlohmann::json(e).dump() +
+                     ", expected a fraction of an epoch in [0, 1] or a whole number of epochs");
   if (opt.refit_every < 0)
     throw InputError("--refit: found " + std::to_string(opt.refit_every) +
                      ", expected every, once or a number of folds >= 1");
@@ -204,6 +209,7 @@ BacktestResult backtest(const RunConfig& config, const BacktestOptions& opt) {
     result.folds.push_back(std::move(f));
   }
   result.pooled = pool_folds(metrics);
+  result.warnings = pooled_warnings(result);
   write_backtest_files(opt.out_dir, plan_j, result);
   return result;
 }

@@ -27,6 +27,12 @@ std::string number(double v) {
   return buf;
 }
 
+std::string mse5(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.5f", v);
+  return buf;
+}
+
 // A CSV cell: quoted when it holds a comma, a quote or a line break.
 std::string cell(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -74,7 +80,9 @@ nlohmann::json fold_json(const FoldResult& f) {
           {"how", f.how},
           {"kept", m.at("kept")},
           {"epochs_run", m.value("epochs_run", 0)},
+          {"best_val_loss", m.value("best_val_loss", 0.0)},
           {"train_seconds", m.value("train_seconds", 0.0)},
+          {"seconds", f.seconds},
           {"test", m.at("test")},
           {"warnings", m.value("warnings", nlohmann::json::array())}};
 }
@@ -110,12 +118,35 @@ nlohmann::json pool_folds(const std::vector<nlohmann::json>& fold_metrics) {
   return out;
 }
 
+std::vector<std::string> pooled_warnings(const BacktestResult& r) {
+  std::vector<std::string> out;
+  if (!r.pooled.contains("attnfc")) return out;
+  const double own = r.pooled.at("attnfc").at("scaled").at("mse").get<double>();
+  std::string best_name;
+  double best = own;
+  for (auto it = r.pooled.begin(); it != r.pooled.end(); ++it) {
+    const double v = it.value().at("scaled").at("mse").get<double>();
+    if (it.key() != "attnfc" && v < best) best = v, best_name = it.key();
+  }
+  if (!best_name.empty())
+    out.push_back("on the pooled test windows of all folds the model (MSE " + mse5(own) +
+                  ") loses to " + best_name + " (MSE " + mse5(best) + ")");
+  int linear = 0;
+  for (const FoldResult& f : r.folds)
+    linear += f.metrics.at("kept").at("model") == "linear start" ? 1 : 0;
+  if (linear > 0)
+    out.push_back(std::to_string(linear) + " of " + std::to_string(r.folds.size()) +
+                  " folds kept the linear start: training beat it on validation in none of them");
+  return out;
+}
+
 void write_backtest_files(const std::string& dir, const nlohmann::json& plan,
                           const BacktestResult& result) {
   namespace fs = std::filesystem;
   nlohmann::json folds = nlohmann::json::array();
   for (const FoldResult& f : result.folds) folds.push_back(fold_json(f));
-  const nlohmann::json all = {{"plan", plan}, {"folds", folds}, {"pooled", result.pooled}};
+  const nlohmann::json all = {
+      {"plan", plan}, {"folds", folds}, {"pooled", result.pooled}, {"warnings", result.warnings}};
   write_file_atomic((fs::path(dir) / "folds.csv").string(), folds_csv(result));
   write_file_atomic((fs::path(dir) / "backtest.json").string(), all.dump(2) + "\n");
 }

@@ -234,6 +234,7 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                                        ? LoadedModel::load(paths.linear_start())
                                        : LoadedModel{};
   t.data.scorer->set_baselines(!opt.ensemble_member);
+  if (!opt.score_validation) t.data.scorer->set_evaluated_parts({"test"});
   std::string table;
   nlohmann::json metrics;
   try {

@@ -81,6 +81,9 @@ std::vector<data::RowRange> train_parts(const data::PanelSplit& split) {
 
 int64_t epoch_steps(const TrainConfig& tc, const data::WindowSampler& windows) {
   int64_t steps = static_cast<int64_t>(windows.num_batches(tc.batch_size));
+  if (tc.epoch_fraction < 1)
+    steps = std::max<int64_t>(
+        1, static_cast<int64_t>(std::ceil(tc.epoch_fraction * static_cast<double>(steps))));
   if (tc.max_steps_per_epoch > 0) steps = std::min(steps, tc.max_steps_per_epoch);
   return steps;
 }

@@ -194,6 +194,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.min_delta = s.get_number("min_delta", t.min_delta, 0, 1e6);
   t.seed = static_cast<uint64_t>(s.get_int("seed", 1, 0, static_cast<int64_t>(kMaxSeed)));
   t.max_steps_per_epoch = s.get_int("max_steps_per_epoch", 0, 0, int64_t{1} << 40);
+  t.epoch_fraction = s.get_number("epoch_fraction", 1, 0, 1, true);
   t.max_val_windows = s.get_int("max_val_windows", 0, 0, int64_t{1} << 40);
   t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
@@ -311,6 +312,7 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"min_delta", t.min_delta},
                           {"seed", t.seed},
                           {"max_steps_per_epoch", t.max_steps_per_epoch},
+                          {"epoch_fraction", t.epoch_fraction},
                           {"max_val_windows", t.max_val_windows},
                           {"eval_batch_size", t.eval_batch_size},
                           {"evaluate_test", t.evaluate_test},

@@ -70,6 +70,9 @@ TEST_CASE("backtest: bad flags exit 2 naming the flag") {
   Run r = run_attnfc(base + "--refit sometimes");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "--refit: found 'sometimes', expected every, once or a number"));
+  r = run_attnfc(base + "--finetune-epochs 1.5");
+  CHECK(r.code == 2);
+  CHECK(contains(r.out, "--finetune-epochs: found 1.5"));
   r = run_attnfc(base + "--folds 0");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "--folds"));

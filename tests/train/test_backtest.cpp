@@ -69,6 +69,10 @@ TEST_CASE("backtest folds: consecutive origins from the end, warm-started, poole
       // The fine-tuned fold started from the previous fold's kept model.
       CHECK(m["warm_start"] == out + "/fold-" + std::to_string(k - 1) + "/model.safetensors");
       CHECK(m["epochs_run"] == 1);
+      // A quarter of an epoch (the default): steps rounded up; fold 1 ran 2 whole epochs.
+      const int64_t s1 = fold_file(out, 1, "metrics.json")["steps"].get<int64_t>() / 2;
+      CHECK(m["steps"].get<int64_t>() >= (s1 + 3) / 4);
+      CHECK(m["steps"].get<int64_t>() <= (s1 + 4) / 4);
     }
   }
   // Fold 3's first test target is row kRows - T = 625 (hourly from 01-01 00:00), fold 1's
@@ -88,6 +92,9 @@ TEST_CASE("backtest folds: consecutive origins from the end, warm-started, poole
   const auto saved = nlohmann::json::parse(slurp(out + "/backtest.json"));
   CHECK(saved["folds"].size() == 3);
   CHECK(saved["pooled"] == r.pooled);
+  CHECK(saved["warnings"] == r.warnings);
+  // A fold's final scoring is of its test windows (its validation chose the epoch).
+  CHECK_FALSE(fold_file(out, 2, "metrics.json").contains("val"));
   fs::remove_all(dir);
 }
 
@@ -101,6 +108,25 @@ TEST_CASE("pool_folds weights each fold's mean by its windows") {
   CHECK(p["attnfc"]["windows"] == 4);
   CHECK(p["attnfc"]["scaled"]["mse"].get<double>() == doctest::Approx(1.0));
   CHECK(p["attnfc"]["original"]["mse"].get<double>() == doctest::Approx(2.0));
+}
+
+TEST_CASE("pooled_warnings names a forecaster that beats the model and linear-start folds") {
+  BacktestResult r;
+  auto entry = [](double mse) {
+    return nlohmann::json{{"windows", 8}, {"scaled", {{"mse", mse}, {"mae", 0.0}}}};
+  };
+  r.pooled = {{"attnfc", entry(0.5)}, {"nlinear", entry(0.4)}, {"repeat-last", entry(0.9)}};
+  r.folds.push_back({1, "", "trained", {{"kept", {{"epoch", 0}, {"model", "linear start"}}}}, 0});
+  r.folds.push_back({2, "", "scored", {{"kept", {{"epoch", 0}, {"model", "warm start"}}}}, 0});
+  const std::vector<std::string> w = pooled_warnings(r);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0] ==
+        "on the pooled test windows of all folds the model (MSE 0.50000) loses to "
+        "nlinear (MSE 0.40000)");
+  CHECK(w[1].rfind("1 of 2 folds kept the linear start", 0) == 0);
+  r.pooled["attnfc"] = entry(0.3);
+  r.folds.front().metrics["kept"]["model"] = "trained";
+  CHECK(pooled_warnings(r).empty());
 }
 
 TEST_CASE("--refit once scores fold 1's parameters on the later folds, untouched") {

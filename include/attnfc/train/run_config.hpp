@@ -74,7 +74,10 @@ struct TrainConfig {
   double min_delta = 0.0;
   uint64_t seed = 1;
   int64_t max_steps_per_epoch = 0;  // 0 = every training window each epoch
-  int64_t max_val_windows = 0;      // 0 = every validation window
+  // Each epoch runs this share of its steps (rounded up), on its own shuffle of every window:
+  // `attnfc backtest --finetune-epochs 0.25` fine-tunes a quarter of an epoch.
+  double epoch_fraction = 1;
+  int64_t max_val_windows = 0;  // 0 = every validation window
   int eval_batch_size = 256;
   bool evaluate_test = true;  // score model and baselines on the test split at the end
   // Start of the linear shortcut (model.linear_lookback > 0): "least_squares" (NLinear

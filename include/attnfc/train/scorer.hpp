@@ -65,6 +65,9 @@ class Scorer {
   // evaluate() scores the baselines beside the model (on unless turned off: a seed
   // ensemble's members leave them to the ensemble).
   void set_baselines(bool on) { score_baselines_ = on; }
+  // evaluate() scores only these of the parts given at construction (a backtest fold: its
+  // test windows; validation_mse does not depend on it).
+  void set_evaluated_parts(std::vector<std::string> parts) { parts_ = std::move(parts); }
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).
   const data::TimeSeries& scaled() const { return scaled_; }

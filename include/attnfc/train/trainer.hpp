@@ -36,6 +36,10 @@ struct TrainOptions {
   // ensemble scores its linear start and the baselines once, on the same windows; scoring
   // them per member took half of each member's time on ETTh1 S.
   bool ensemble_member = false;
+  // false: the final scoring scores the test windows only (an `attnfc backtest` fold, whose
+  // validation MSE is best_val_loss; re-scoring 2880 validation windows with two networks
+  // took a third of a warm-started fold's time on ETTh1).
+  bool score_validation = true;
   // A fresh run starts from this model file's parameters instead of its own start (the
   // least-squares linear start is still fitted and scored beside it): `attnfc backtest`
   // warm-starts each fold from the previous fold's kept model. Empty: the usual start.
