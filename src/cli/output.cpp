@@ -76,13 +76,6 @@ void refuse_output_over_inputs(const std::string& output_flag, const std::string
   }
 }
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string q = "\"";
-  for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t" || text == "\t") return '\t';
   if (text == "comma") return ',';

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "attnfc/data/csv.hpp"
+
 namespace attnfc::cli {
 
 // At start-up: a closed fd 0, 1 or 2 is reopened (stdout on /dev/full, the others on
@@ -21,9 +23,7 @@ void finish_stdout();
 // (flag, path) pairs, compared by std::filesystem::equivalent / weakly_canonical.
 void refuse_output_over_inputs(const std::string& output_flag, const std::string& output,
                                const std::vector<std::pair<std::string, std::string>>& inputs);
-// A text (a series id) as one CSV cell: quoted, with "" for each quote, when it holds a
-// comma, a quote or a line break; as it is otherwise.
-std::string csv_cell(const std::string& text);
+using data::csv_cell;  // a series id as one CSV cell (data/csv.hpp)
 
 // --delimiter: one character, or tab / comma / semicolon / space (\t too); InputError else.
 char parse_delimiter(const std::string& text);

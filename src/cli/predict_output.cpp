@@ -32,14 +32,6 @@ std::string substitute_name(std::string pattern, const std::string& name) {
   return pattern;
 }
 
-// A CSV cell as RFC 4180 writes it: quoted when it holds a delimiter, quote or line end.
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
 void refuse_same_names(const std::vector<std::string>& inputs) {
   std::map<std::string, std::string> seen;  // {name} -> the first input with it
   for (const std::string& input : inputs) {

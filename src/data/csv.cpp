@@ -312,4 +312,11 @@ CsvTable CsvTable::without_rows(const std::vector<uint8_t>& drop) const {
   return t;
 }
 
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace attnfc::data

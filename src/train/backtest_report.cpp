@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "attnfc/base/atomic_file.hpp"
+#include "attnfc/data/csv.hpp"
 
 namespace attnfc::train {
 
@@ -33,21 +34,15 @@ std::string mse5(double v) {
   return buf;
 }
 
-// A CSV cell: quoted when it holds a comma, a quote or a line break.
-std::string cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+using data::csv_cell;
 
 std::string csv_row(const std::string& fold, const std::string& origin, const std::string& how,
                     const std::string& kept, const std::string& name, const nlohmann::json& m,
                     int64_t windows, const std::string& seconds) {
   const nlohmann::json& s = m.at("scaled");
   const nlohmann::json& o = m.at("original");
-  return fold + "," + cell(origin) + "," + how + "," + cell(kept) + "," + cell(name) + "," +
-         std::to_string(windows) + "," + number(s.at("mse").get<double>()) + "," +
+  return fold + "," + csv_cell(origin) + "," + how + "," + csv_cell(kept) + "," + csv_cell(name) +
+         "," + std::to_string(windows) + "," + number(s.at("mse").get<double>()) + "," +
          number(s.at("mae").get<double>()) + "," + number(o.at("mse").get<double>()) + "," +
          number(o.at("mae").get<double>()) + "," + seconds + "\n";
 }

@@ -66,6 +66,10 @@ class CsvTable {
 // upper/lower-case variants: na, nan, NAN, NULL, Null, N/A). Surrounding blanks are ignored.
 bool is_missing_token(std::string_view cell);
 
+// A text (a series id, a model name) as one comma-separated CSV cell, as RFC 4180 writes it:
+// quoted, with "" for each quote, when it holds a comma, a quote or a line break.
+std::string csv_cell(std::string_view text);
+
 // Parses a decimal number with std::from_chars (leading '+' and surrounding
 // blanks allowed). Returns false for anything else, including inf and nan.
 bool parse_number(std::string_view cell, double& out);
