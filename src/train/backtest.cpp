@@ -12,6 +12,7 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/data/series.hpp"
+#include "attnfc/dist/comm.hpp"
 #include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/run_folder.hpp"
 #include "attnfc/train/trainer.hpp"
@@ -172,6 +173,10 @@ FoldResult run_fold(const Plan& p, const BacktestOptions& opt, int k, bool& inte
 }
 
 void check_options(const RunConfig& config, const BacktestOptions& opt) {
+  // Each rank would plan and open the same folders: run the folds as one process each.
+  if (dist::Comm::world().size() > 1)
+    throw InputError("backtest: found " + std::to_string(dist::Comm::world().size()) +
+                     " processes, expected 1 (run it without mpirun)");
   const double e = opt.finetune_epochs;
   if (!(e >= 0 && e <= 100000) || (e > 1 && e != std::floor(e)))
     throw InputError("--finetune-epochs: found " + nlohmann::json(e).dump() +

@@ -200,6 +200,10 @@ TEST_CASE("a split counted from the end parses, round-trips and names a missing 
   CHECK(r.data.end_offset == 7);
   CHECK(r.train.epochs == 0);
   CHECK(to_json(parse_run_config(to_json(r))) == to_json(r));
+  j["train"]["epoch_fraction"] = 0.0;  // (0, 1]: an epoch of no steps is refused
+  CHECK_THROWS_WITH_AS(parse_run_config(j), doctest::Contains("train.epoch_fraction"), InputError);
+  j["train"]["epoch_fraction"] = 0.5;
+  CHECK(parse_run_config(j).train.epoch_fraction == 0.5);
   j["data"]["split"] = {{"test_rows", 20}};
   CHECK_THROWS_WITH_AS(parse_run_config(j), doctest::Contains("data.split.val_rows: missing"),
                        InputError);
