@@ -35,14 +35,13 @@ int parse_refit(const std::string& text) {
 
 // `--resume --out DIR` without --config: the plan saved in DIR/backtest.json.
 train::RunConfig saved_plan(const std::string& dir, train::BacktestOptions& opt) {
-  const std::string path = (std::filesystem::path(dir) / "backtest.json").string();
+  const std::string path = train::backtest_json_path(dir);
   if (!std::filesystem::exists(path))
     throw InputError(path + ": not found; nothing to resume (start with --config)");
   const nlohmann::json plan = load_json_file(path).value("plan", nlohmann::json::object());
   try {
     opt.folds = plan.at("folds").get<int>();
-    const bool positive = plan.at("step").get<int64_t>() > 0;
-    opt.step = positive ? plan.at("step").get<int64_t>() : 0;
+    opt.step = plan.at("step").get<int64_t>();
     opt.val_rows = plan.at("val_rows").get<int64_t>();
     opt.refit_every = plan.at("refit").is_string() ? 0 : plan.at("refit").get<int>();
     opt.cold = plan.at("cold").get<bool>();
@@ -62,10 +61,7 @@ std::string fixed(double v, int digits) {
 
 // The table on stdout: test MSE (scaled) per fold and forecaster, then the pooled row.
 void print_table(const train::BacktestResult& r) {
-  std::vector<std::string> names;
-  for (auto it = r.pooled.begin(); it != r.pooled.end(); ++it) names.push_back(it.key());
-  std::stable_partition(names.begin(), names.end(),
-                        [](const std::string& n) { return n == "attnfc"; });
+  const std::vector<std::string> names = train::forecaster_order(r.pooled);
   std::printf("test MSE (scaled by each fold's training rows)\n%-5s %-20s %-11s %-22s %8s", "fold",
               "first origin", "how", "kept", "windows");
   for (const auto& n : names)
@@ -84,13 +80,9 @@ void print_table(const train::BacktestResult& r) {
     }
     std::printf("\n");
   };
-  for (const train::FoldResult& f : r.folds) {
-    const nlohmann::json& kept = f.metrics.at("kept");
-    row(std::to_string(f.fold), f.origin, f.how,
-        kept.at("model").get<std::string>() + " (epoch " +
-            std::to_string(kept.at("epoch").get<int>()) + ")",
+  for (const train::FoldResult& f : r.folds)
+    row(std::to_string(f.fold), f.origin, f.how, train::kept_label(f.metrics.at("kept")),
         f.metrics.at("test").at("windows").get<int64_t>(), f.metrics.at("test").at("models"));
-  }
   const int64_t pooled_windows =
       r.pooled.empty() ? 0 : r.pooled.begin()->at("windows").get<int64_t>();
   row("all", "", "pooled", "", pooled_windows, r.pooled);
@@ -144,9 +136,8 @@ int run_backtest(const BacktestOptions& a) {
     return 130;
   }
   print_table(r);
-  const fs::path dir(opt.out_dir);
-  std::printf("folds   -> %s\nsummary -> %s\n", (dir / "folds.csv").string().c_str(),
-              (dir / "backtest.json").string().c_str());
+  std::printf("folds   -> %s\nsummary -> %s\n", train::folds_csv_path(opt.out_dir).c_str(),
+              train::backtest_json_path(opt.out_dir).c_str());
   finish_stdout();
   for (const train::FoldResult& f : r.folds)
     for (const auto& w : f.metrics.value("warnings", nlohmann::json::array()))

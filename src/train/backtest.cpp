@@ -110,10 +110,14 @@ std::string first_difference(const nlohmann::json& saved, const nlohmann::json& 
   return "(a key only the saved plan has)";
 }
 
+std::string fold_dir(const std::string& out, int k) {
+  return (fs::path(out) / ("fold-" + std::to_string(k))).string();
+}
+
 // Fresh: the folder must not hold a backtest. Resume: it must, with the same plan.
 void check_folder(const std::string& dir, const nlohmann::json& plan, bool resume) {
-  const std::string path = (fs::path(dir) / "backtest.json").string();
-  const bool held = fs::exists(path) || fs::exists(fs::path(dir) / "fold-1");
+  const std::string path = backtest_json_path(dir);
+  const bool held = fs::exists(path) || fs::exists(fold_dir(dir, 1));
   if (!resume) {
     if (held)
       throw RunFolderError(dir + " holds a backtest", RunFolderError::Remedy::kResumeOrElsewhere);
@@ -127,10 +131,6 @@ void check_folder(const std::string& dir, const nlohmann::json& plan, bool resum
                              first_difference(saved.value("plan", nlohmann::json::object()), plan) +
                              "')",
                          RunFolderError::Remedy::kSameConfig);
-}
-
-std::string fold_dir(const std::string& out, int k) {
-  return (fs::path(out) / ("fold-" + std::to_string(k))).string();
 }
 
 bool refits(const BacktestOptions& opt, int k) {
@@ -155,12 +155,9 @@ FoldResult run_fold(const Plan& p, const BacktestOptions& opt, int k, bool& inte
     cfg.train.epochs = static_cast<int>(std::ceil(epochs));
     if (epochs > 0 && epochs < 1) cfg.train.epoch_fraction = epochs;
   }
-  spdlog::info(
-      "fold {}/{}: test from {} ({}), {}", k, opt.folds, f.origin,
-      p.end_offsets[static_cast<size_t>(k - 1)] == 0
-          ? "to the end"
-          : std::to_string(p.end_offsets[static_cast<size_t>(k - 1)]) + " rows before the end",
-      f.how);
+  const int64_t offset = cfg.data.end_offset;
+  spdlog::info("fold {}/{}: test from {} ({}), {}", k, opt.folds, f.origin,
+               offset == 0 ? "to the end" : std::to_string(offset) + " rows before the end", f.how);
   const auto start = std::chrono::steady_clock::now();
   const TrainResult r = train(cfg, t);
   f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -198,10 +195,10 @@ BacktestResult backtest(const RunConfig& config, const BacktestOptions& opt) {
   const nlohmann::json plan_j = plan_json(plan, opt);
   const RunFolder folder(opt.out_dir);  // created and locked: one backtest writes it
   check_folder(opt.out_dir, plan_j, opt.resume);
-  const std::string summary_path = (fs::path(opt.out_dir) / "backtest.json").string();
-  if (!opt.resume) write_file_atomic(summary_path, nlohmann::json{{"plan", plan_j}}.dump(2) + "\n");
+  if (!opt.resume)
+    write_file_atomic(backtest_json_path(opt.out_dir),
+                      nlohmann::json{{"plan", plan_j}}.dump(2) + "\n");
   BacktestResult result;
-  std::vector<nlohmann::json> metrics;
   for (int k = 1; k <= opt.folds; ++k) {
     bool interrupted = false;
     FoldResult f = run_fold(plan, opt, k, interrupted);
@@ -210,10 +207,9 @@ BacktestResult backtest(const RunConfig& config, const BacktestOptions& opt) {
       result.interrupted_fold = k;
       return result;
     }
-    metrics.push_back(f.metrics);
     result.folds.push_back(std::move(f));
   }
-  result.pooled = pool_folds(metrics);
+  result.pooled = pool_folds(result.folds);
   result.warnings = pooled_warnings(result);
   write_backtest_files(opt.out_dir, plan_j, result);
   return result;

@@ -13,15 +13,6 @@ namespace attnfc::train {
 
 namespace {
 
-// The forecasters of a fold's test part: the model first, then the others in file order.
-std::vector<std::string> model_names(const nlohmann::json& models) {
-  std::vector<std::string> names;
-  if (models.contains("attnfc")) names.push_back("attnfc");
-  for (auto it = models.begin(); it != models.end(); ++it)
-    if (it.key() != "attnfc") names.push_back(it.key());
-  return names;
-}
-
 std::string number(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -53,15 +44,13 @@ std::string folds_csv(const BacktestResult& r) {
       "train_seconds\n";
   for (const FoldResult& f : r.folds) {
     const nlohmann::json& test = f.metrics.at("test");
-    const nlohmann::json& kept = f.metrics.at("kept");
-    const std::string kept_s = kept.at("model").get<std::string>() + " (epoch " +
-                               std::to_string(kept.at("epoch").get<int>()) + ")";
+    const std::string kept_s = kept_label(f.metrics.at("kept"));
     const std::string secs = number(f.metrics.value("train_seconds", 0.0));
-    for (const std::string& name : model_names(test.at("models")))
+    for (const std::string& name : forecaster_order(test.at("models")))
       out += csv_row(std::to_string(f.fold), f.origin, f.how, kept_s, name,
                      test.at("models").at(name), test.at("windows").get<int64_t>(), secs);
   }
-  for (const std::string& name : model_names(r.pooled)) {
+  for (const std::string& name : forecaster_order(r.pooled)) {
     const nlohmann::json& p = r.pooled.at(name);
     out += csv_row("all", "", "pooled", "", name, p, p.at("windows").get<int64_t>(), "");
   }
@@ -84,15 +73,36 @@ nlohmann::json fold_json(const FoldResult& f) {
 
 }  // namespace
 
-nlohmann::json pool_folds(const std::vector<nlohmann::json>& fold_metrics) {
+std::vector<std::string> forecaster_order(const nlohmann::json& models) {
+  std::vector<std::string> names;
+  if (models.contains("attnfc")) names.push_back("attnfc");
+  for (auto it = models.begin(); it != models.end(); ++it)
+    if (it.key() != "attnfc") names.push_back(it.key());
+  return names;
+}
+
+std::string kept_label(const nlohmann::json& kept) {
+  return kept.at("model").get<std::string>() + " (epoch " +
+         std::to_string(kept.at("epoch").get<int>()) + ")";
+}
+
+std::string backtest_json_path(const std::string& dir) {
+  return (std::filesystem::path(dir) / "backtest.json").string();
+}
+
+std::string folds_csv_path(const std::string& dir) {
+  return (std::filesystem::path(dir) / "folds.csv").string();
+}
+
+nlohmann::json pool_folds(const std::vector<FoldResult>& folds) {
   struct Sums {
     double windows = 0, s_mse = 0, s_mae = 0, o_mse = 0, o_mae = 0;
   };
   std::vector<std::pair<std::string, Sums>> sums;  // in first-seen order
-  for (const nlohmann::json& m : fold_metrics) {
-    const nlohmann::json& test = m.at("test");
+  for (const FoldResult& f : folds) {
+    const nlohmann::json& test = f.metrics.at("test");
     const auto w = static_cast<double>(test.at("windows").get<int64_t>());
-    for (const std::string& name : model_names(test.at("models"))) {
+    for (const std::string& name : forecaster_order(test.at("models"))) {
       const nlohmann::json& e = test.at("models").at(name);
       auto it =
           std::find_if(sums.begin(), sums.end(), [&](const auto& p) { return p.first == name; });
@@ -137,13 +147,12 @@ std::vector<std::string> pooled_warnings(const BacktestResult& r) {
 
 void write_backtest_files(const std::string& dir, const nlohmann::json& plan,
                           const BacktestResult& result) {
-  namespace fs = std::filesystem;
   nlohmann::json folds = nlohmann::json::array();
   for (const FoldResult& f : result.folds) folds.push_back(fold_json(f));
   const nlohmann::json all = {
       {"plan", plan}, {"folds", folds}, {"pooled", result.pooled}, {"warnings", result.warnings}};
-  write_file_atomic((fs::path(dir) / "folds.csv").string(), folds_csv(result));
-  write_file_atomic((fs::path(dir) / "backtest.json").string(), all.dump(2) + "\n");
+  write_file_atomic(folds_csv_path(dir), folds_csv(result));
+  write_file_atomic(backtest_json_path(dir), all.dump(2) + "\n");
 }
 
 }  // namespace attnfc::train

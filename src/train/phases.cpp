@@ -155,8 +155,9 @@ void start_quantile_levels(Training& t) {
 }
 
 // The least-squares start of the linear shortcut and, for a quantile model, its levels:
-// the fresh start's parameters (a warm start fits them too, for its linear-start row).
-void fit_linear_start(Training& t) {
+// the fresh start's parameters (a warm start fits them too, for its linear-start row). The
+// start is saved to be scored beside the final model (and usable as a model of its own).
+void fit_linear_start(Training& t, const RunPaths& paths) {
   const TrainConfig& tc = t.config.train;
   if (t.config.model.linear_lookback > 0 && tc.linear_init == "least_squares") {
     const data::TimeSeries& s = t.data.series;
@@ -177,6 +178,7 @@ void fit_linear_start(Training& t) {
         std::isnan(ls.val_mse) ? nlohmann::json() : nlohmann::json(ls.val_mse);
   }
   if (t.config.model.levels() > 1 && tc.quantile_init == "residuals") start_quantile_levels(t);
+  if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
 }
 
 // The starting point is a candidate too (update 0 of the early stopper, "epoch 0"): with a
@@ -192,15 +194,12 @@ void keep_start(Training& t, const RunPaths& paths, const std::string& what) {
 }  // namespace
 
 void start_fresh(Training& t, const RunPaths& paths) {
-  fit_linear_start(t);
-  // Kept to be scored beside the final model (and usable as a model of its own).
-  if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
+  fit_linear_start(t, paths);
   keep_start(t, paths, "initial model");
 }
 
 void start_warm(Training& t, const RunPaths& paths, const std::string& model_path) {
-  fit_linear_start(t);
-  if (!t.state.linear_start.is_null()) save_model(t, paths.linear_start(), 0);
+  fit_linear_start(t, paths);
   // The parameters only: this run's scaler (fit on its own training rows) stays in meta.
   model::Checkpoint::read(model_path).load_into(t.net);
   t.state.warm_start = model_path;

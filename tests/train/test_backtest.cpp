@@ -102,7 +102,8 @@ TEST_CASE("pool_folds weights each fold's mean by its windows") {
   auto fold = [](int windows, double mse) {
     const nlohmann::json part = {{"scaled", {{"mse", mse}, {"mae", 1.0}}},
                                  {"original", {{"mse", 2 * mse}, {"mae", 2.0}}}};
-    return nlohmann::json{{"test", {{"windows", windows}, {"models", {{"attnfc", part}}}}}};
+    const nlohmann::json m = {{"test", {{"windows", windows}, {"models", {{"attnfc", part}}}}}};
+    return FoldResult{1, "", "trained", m, 0};
   };
   const nlohmann::json p = pool_folds({fold(1, 4.0), fold(3, 0.0)});
   CHECK(p["attnfc"]["windows"] == 4);

@@ -74,10 +74,20 @@ struct BacktestResult {
 // (too short for K folds, a plan that differs from the saved one on resume, ...).
 BacktestResult backtest(const RunConfig& config, const BacktestOptions& options);
 
-// Pooled metrics of fold metrics (each a metrics.json with a "test" part): per model,
+// Pooled metrics of the folds (each metrics with a "test" part): per model,
 // {"windows", "scaled": {"mse","mae"}, "original": {"mse","mae"}}; models missing from a
 // fold are pooled over the folds that have them.
-nlohmann::json pool_folds(const std::vector<nlohmann::json>& fold_metrics);
+nlohmann::json pool_folds(const std::vector<FoldResult>& folds);
+
+// The folder's files, for the writers and for the CLI's messages.
+std::string backtest_json_path(const std::string& dir);
+std::string folds_csv_path(const std::string& dir);
+
+// How the backtest's tables show things: the forecasters of a "models" object, the model
+// ("attnfc") first and the others in file order; a metrics "kept" entry as
+// "warm start (epoch 0)".
+std::vector<std::string> forecaster_order(const nlohmann::json& models);
+std::string kept_label(const nlohmann::json& kept);
 
 // The backtest's verdict on the model: a forecaster with a lower pooled test MSE (scaled)
 // than "attnfc" is named, with both MSEs; so is the number of folds that kept the linear
