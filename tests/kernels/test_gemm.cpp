@@ -287,6 +287,48 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
   omp_set_num_threads(saved);
 }
 
+// A forecast must not depend on how many windows share its batch, and M picks the path
+// (tiny products are unpacked). So the unpacked path gives the packed path's bits, and a
+// row of C is the same whatever M: with the old 16-partial-sum unpacked path, a validation
+// score moved in its last digits whenever the last batch held one window.
+TEST_CASE("gemm: the unpacked path gives the packed bits, and a row does not depend on M") {
+  const Case cases[] = {
+      {false, true, 1, 96, 336, 1.0f, 0.0f, 0, Activation::None, true},  // the linear shortcut
+      {false, false, 3, 70, 600, 0.75f, 0.3f, 3, Activation::GeluTanh, true},  // 3 K blocks
+      {true, false, 4, 17, 257, 1.0f, 0.0f, 1, Activation::Relu, false},       // 2 K blocks
+      {true, true, 2, 129, 33, 0.5f, 0.3f, 0, Activation::GeluErf, true},
+      {false, true, 1, 7, 1, 1.0f, 0.0f, 0}};
+  uint64_t seed = 77;
+  for (const Case& c : cases) {
+    CAPTURE(c.tA);
+    CAPTURE(c.tB);
+    CAPTURE(c.K);
+    const Operands o = make_operands(c, seed++);
+    const std::vector<float> small = run(gd::Path::Small, c, o);
+    for (gd::Path p : kPaths) {
+      if (p == gd::Path::Small || !active_table().gemm_path_available(p)) continue;
+      const std::string path_label = path_name(p);
+      CAPTURE(path_label);
+      CHECK(std::memcmp(small.data(), run(p, c, o).data(), sizeof(float) * small.size()) == 0);
+    }
+  }
+  // Row 0 of an NT product of M rows (the shortcut's shape: M windows x 336 -> 96) for M
+  // from 1 up, against M = 1: both sides of the unpacked/packed threshold.
+  const int K = 336, N = 96;
+  const std::vector<float> A = make_matrix(40, K, K, 5), B = make_matrix(N, K, K, 6);
+  std::vector<float> first(N), C(static_cast<size_t>(40) * N);
+  gemm(false, true, 1, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, first.data(), N);
+  for (int M : {2, 3, 4, 5, 7, 33, 40}) {
+    CAPTURE(M);
+    gemm(false, true, M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, C.data(), N);
+    CHECK(std::memcmp(first.data(), C.data(), sizeof(float) * N) == 0);
+    gemm(false, false, M, N, N, 1.0f, A.data(), K, B.data(), N, 0.0f, C.data(), N);
+    std::vector<float> one(N);
+    gemm(false, false, 1, N, N, 1.0f, A.data(), K, B.data(), N, 0.0f, one.data(), N);
+    CHECK(std::memcmp(one.data(), C.data(), sizeof(float) * N) == 0);
+  }
+}
+
 TEST_CASE("gemm_strided_batched matches per-matrix reference, serial or parallel batch") {
   const int saved = omp_get_max_threads();
   struct Batched {

@@ -100,3 +100,39 @@ TEST_CASE("determinism: every kernel path this CPU runs trains the same bits as 
   }
   kernels::set_isa(before);
 }
+
+TEST_CASE("determinism: a window's forecast does not depend on the batch it is computed in") {
+  // Validation and evaluate cut the windows into batches (train.eval_batch_size); the last
+  // batch may hold one window, and tiny products take another GEMM path. A score must not
+  // move with the batch size, so each window's forecast is compared alone, in pairs and
+  // all together, with the linear shortcut (a [B, 96] x [96, 12] product: unpacked for
+  // a few windows, packed for 32) and quantiles.
+  model::ModelConfig c;
+  c.context_length = 96;
+  c.patch_len = 4;
+  c.horizon = 12;
+  c.d_model = 32;
+  c.n_heads = 4;
+  c.n_layers = 2;
+  c.linear_lookback = 96;
+  c.quantiles = {0.1f, 0.5f, 0.9f};
+  ag::ParameterSet params;
+  model::PatchTransformer m(c, params, 3);
+  model_test::randomize(params, 9, 0.2f);
+  const int64_t B = 32, L = c.context_length, H = c.horizon;
+  const std::vector<float> w = model_test::make_series(B * L, 1, 8);
+  std::vector<float> all_levels;
+  const std::vector<float> all = m.forecast(w.data(), nullptr, B, L, 0, {}, &all_levels);
+  const int64_t Q = static_cast<int64_t>(c.quantiles.size());
+  for (int64_t size : {1, 4}) {
+    for (int64_t b = 0; b + size <= B; b += size) {
+      CAPTURE(size);
+      CAPTURE(b);
+      std::vector<float> levels;
+      const std::vector<float> got = m.forecast(w.data() + b * L, nullptr, size, L, 0, {}, &levels);
+      CHECK(std::memcmp(got.data(), all.data() + b * H, sizeof(float) * got.size()) == 0);
+      CHECK(std::memcmp(levels.data(), all_levels.data() + b * H * Q,
+                        sizeof(float) * levels.size()) == 0);
+    }
+  }
+}

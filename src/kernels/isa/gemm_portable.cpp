@@ -1,6 +1,7 @@
 // Portable pieces of the GEMM: the scalar tile epilogue shared by the AVX2 and portable
 // kernels, a plain-C++ 4 x 16 micro-kernel that the compiler vectorises, and the
-// unpacked path for tiny products where packing would cost more than it saves.
+// unpacked path for tiny products where packing would cost more than it saves (same bits
+// as the packed path).
 #include "isa.hpp"
 
 #include <algorithm>
@@ -77,73 +78,69 @@ KernelSpec portable_spec() {
 
 namespace {
 
-constexpr int kCols = 4;    // dot products computed together (independent chains)
-constexpr int kLanes = 16;  // partial sums per dot product
+constexpr int kChunk = 64;  // columns of C kept on the stack at a time
+constexpr int kChains = 8;  // dot products computed together: 8 chains cover FMA latency
 
-// out[c] = sum_k a[k * sa_k] * b[c][k] for c < cols: kCols dot products at once so the
-// chains of different columns overlap. The summation order depends only on K.
-// Columns beyond `cols` alias the last one and are discarded.
-void dot_columns(const float* a, long sa_k, const float* const b[kCols], int K, float* out,
-                 int cols) {
-  if (sa_k == 1) {  // contiguous k: 16 lanes at a time, lane l takes the k with k % 16 == l
-    simd::VF acc[kCols];
-    for (int c = 0; c < kCols; ++c) acc[c] = simd::zero();
-    for (int k = 0; k < K; k += kLanes) {
-      const simd::Mask m = simd::tail_mask(K - k);
-      const simd::VF av = simd::load(a + k, m);
-      for (int c = 0; c < kCols; ++c) acc[c] = simd::fmadd(av, simd::load(b[c] + k, m), acc[c]);
+// acc[j] = sum over k in [k0, k0 + kc) of op(A)[i, k] * B[j0 + j][k] (B stored N x K),
+// each as one FMA chain in increasing k: the packed micro-kernels' order.
+void dots_nt(const float* arow, long sa_k, const float* B, int ldb, int j0, int nb, int k0, int kc,
+             float* acc) {
+  for (int j = 0; j < nb; j += kChains) {
+    const int cols = std::min(kChains, nb - j);
+    float part[kChains] = {};
+    const float* b[kChains];
+    for (int c = 0; c < kChains; ++c)  // columns beyond `cols` alias the last one
+      b[c] = B + static_cast<long>(j0 + j + std::min(c, cols - 1)) * ldb;
+    for (int k = k0; k < k0 + kc; ++k) {
+      const float a = arow[k * sa_k];
+      for (int c = 0; c < kChains; ++c) part[c] = std::fma(a, b[c][k], part[c]);
     }
-    for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add(acc[c]);
-    return;
+    for (int c = 0; c < cols; ++c) acc[j + c] = part[c];
   }
-  // Strided k: the same lanes one k at a time (lane k % 16 accumulates by FMA), summed by
-  // the same fixed tree, so both forms give the same bits.
-  float part[kCols][kLanes] = {};
-  for (int k = 0; k < K; ++k) {
-    const float av = a[k * sa_k];
-    for (int c = 0; c < kCols; ++c) {
-      float& p = part[c][k % kLanes];
-      p = std::fma(av, b[c][k], p);
-    }
+}
+
+// The same sums with op(B) row-major: an axpy per k, vectorised over the columns.
+void dots_nn(const float* arow, long sa_k, const float* B, int ldb, int j0, int nb, int k0, int kc,
+             float* acc) {
+  for (int j = 0; j < nb; ++j) acc[j] = 0.0f;
+  for (int k = k0; k < k0 + kc; ++k) {
+    const float a = arow[k * sa_k];
+    const float* b = B + static_cast<long>(k) * ldb + j0;
+    for (int j = 0; j < nb; ++j) acc[j] = std::fma(a, b[j], acc[j]);
   }
-  for (int c = 0; c < cols; ++c) out[c] = simd::reduce_add(simd::load(part[c]));
 }
 
 }  // namespace
 
-// Row by row, in chunks of kChunk columns kept on the stack. With op(B) row-major the
-// chunk is an axpy over k (vectorised over columns); with B stored N x K each element
-// is a dot product over contiguous k, summed in kLanes fixed partial sums.
+// Row by row, in chunks of kChunk columns kept on the stack. The arithmetic is the
+// packed path's, element for element: K cut into the same blocks (kKc, split_point),
+// one FMA chain per element and block in increasing k, and the same epilogue
+// (store_tile_generic). So a row of C has the same bits whichever path computed it,
+// and a forecast does not depend on how many windows share its batch (M picks the path).
 void gemm_small(bool transA, bool transB, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc, const Epilogue& ep) {
-  constexpr int kChunk = 64;
   alignas(64) float acc[kChunk];
   const long sa_i = transA ? 1 : lda;  // stride of op(A) along i
   const long sa_k = transA ? lda : 1;  // stride of op(A) along k
+  const int nkb = std::max(1, (K + kKc - 1) / kKc);
   for (int i = 0; i < M; ++i) {
     const float* arow = A + i * sa_i;
     for (int j0 = 0; j0 < N; j0 += kChunk) {
       const int nb = std::min(kChunk, N - j0);
-      if (!transB) {
-        for (int j = 0; j < nb; ++j) acc[j] = 0.0f;
-        for (int k = 0; k < K; ++k) {
-          const float a = arow[k * sa_k];
-          const float* b = B + static_cast<long>(k) * ldb + j0;
-          for (int j = 0; j < nb; ++j) acc[j] = std::fma(a, b[j], acc[j]);
+      for (int kb = 0; kb < nkb; ++kb) {
+        const int k0 = static_cast<int>(static_cast<long>(K) * kb / nkb);
+        const int kc = static_cast<int>(static_cast<long>(K) * (kb + 1) / nkb) - k0;
+        if (transB) {
+          dots_nt(arow, sa_k, B, ldb, j0, nb, k0, kc, acc);
+        } else {
+          dots_nn(arow, sa_k, B, ldb, j0, nb, k0, kc, acc);
         }
-      } else {
-        for (int j = 0; j < nb; j += kCols) {
-          const int cols = std::min(kCols, nb - j);
-          const float* b[kCols];
-          for (int c = 0; c < kCols; ++c) {
-            b[c] = B + static_cast<long>(j0 + j + std::min(c, cols - 1)) * ldb;
-          }
-          dot_columns(arow, sa_k, b, K, acc + j, cols);
-        }
+        const bool last = kb == nkb - 1;
+        const TileStore st{
+            C + static_cast<long>(i) * ldc + j0,      ldc,   1, nb, alpha, beta, kb == 0, last,
+            last && ep.bias ? ep.bias + j0 : nullptr, ep.act};
+        store_tile_generic(acc, kChunk, st);
       }
-      const TileStore st{C + static_cast<long>(i) * ldc + j0, ldc,   1, nb, alpha, beta, true, true,
-                         ep.bias ? ep.bias + j0 : nullptr,    ep.act};
-      store_tile_generic(acc, kChunk, st);
     }
   }
 }
