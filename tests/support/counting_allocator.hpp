@@ -12,9 +12,14 @@
 namespace attnfc_test {
 inline std::atomic<bool> g_armed{false};
 inline std::atomic<long> g_allocations{0};
+// Of those, the over-aligned ones (the autograd arenas' 64-byte blocks).
+inline std::atomic<long> g_aligned_allocations{0};
 
 inline void* counted_alloc(std::size_t n, std::size_t align) {
-  if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (g_armed.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1);
+    if (align > alignof(std::max_align_t)) g_aligned_allocations.fetch_add(1);
+  }
   if (n == 0) n = 1;
   void* p = align > alignof(std::max_align_t)
                 ? std::aligned_alloc(align, (n + align - 1) / align * align)
