@@ -11,8 +11,11 @@
 #   etth1     S, M      configs/etth1_{S,M}    ETTh1: 12/4/4 months           96 192 336 720
 #   exchange  M         configs/exchange_M     70/10/20 by rows (LTSF rule)   96 192 336 720
 #   ili       M         configs/ili_M          70/10/20 by rows (LTSF rule)   24 36 48 60
+#   m4        Hourly    configs/m4_hourly      M4: last 48 of each series     48
+#                                              (scripts/m4_benchmark.sh: official files,
+#                                              sMAPE/MASE/OWA, and MSIS with --quantiles)
 #
-#   scripts/benchmark.sh [--suites "etth1 exchange ili"] [--out DIR] [--bin PATH]
+#   scripts/benchmark.sh [--suites "etth1 exchange ili m4"] [--out DIR] [--bin PATH]
 #                        [--seeds 1,2,3] [-j N] [--threads T] [--settings "S M"] [--horizons "..."]
 #                        [--set KEY=VALUE]... [--quantiles]
 # --quantiles runs each setting's quantile config (configs/<suite>_<setting>_quantiles.json)
@@ -21,12 +24,13 @@
 # (where its config calibrates) and of the interval baselines, on the same windows.
 # --settings keeps only those settings, --horizons replaces every suite's horizons (for a
 # quick look). Output: DIR/RESULTS.md, DIR/<suite>_<setting>.csv (each sweep's results.csv)
-# and the sweeps themselves in DIR/<suite>_<setting>/; default DIR: bench/results.
+# and the sweeps themselves in DIR/<suite>_<setting>/; default DIR: bench/results. m4 runs
+# its seeds one after another in DIR/m4_hourly/ (-j and --horizons do not apply to it).
 set -euo pipefail
 REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$REPO"
 
-OUT=bench/results BIN=build/attnfc SEEDS=1,2,3 JOBS="" THREADS=1 SUITES="etth1 exchange ili"
+OUT=bench/results BIN=build/attnfc SEEDS=1,2,3 JOBS="" THREADS=1 SUITES="etth1 exchange ili m4"
 HORIZONS_OVERRIDE="" SETTINGS_FILTER="" SETS=() QUANTILES=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -40,7 +44,7 @@ while [ $# -gt 0 ]; do
     --settings) SETTINGS_FILTER=$2; shift ;;
     --set) SETS+=(--set "$2"); shift ;;
     --quantiles) QUANTILES=_quantiles ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmark: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,18 +53,18 @@ command -v jq >/dev/null || { echo "benchmark: jq is required (sudo apt-get inst
 
 settings() {  # the settings of a suite (those of --settings only)
   local all
-  case $1 in etth1) all="S M" ;; exchange|ili) all="M" ;;
-    *) echo "benchmark: unknown suite '$1' (expected etth1, exchange or ili)" >&2; exit 2 ;; esac
+  case $1 in etth1) all="S M" ;; exchange|ili) all="M" ;; m4) all="hourly" ;;
+    *) echo "benchmark: unknown suite '$1' (expected etth1, exchange, ili or m4)" >&2; exit 2 ;; esac
   for s in $all; do
     if [ -z "$SETTINGS_FILTER" ] || [[ " $SETTINGS_FILTER " == *" $s "* ]]; then echo "$s"; fi
   done
 }
-settings_all() {  # every suite's settings, as "suite_setting" words
-  for suite in $SUITES; do for s in $(settings "$suite"); do echo -n "${suite}_$s$QUANTILES "; done; done
+settings_all() {  # every sweep suite's settings (not m4's), as "suite_setting" words
+  for suite in ${SUITES/m4/}; do for s in $(settings "$suite"); do echo -n "${suite}_$s$QUANTILES "; done; done
 }
 horizons() {
   if [ -n "$HORIZONS_OVERRIDE" ]; then echo "$HORIZONS_OVERRIDE"; return; fi
-  case $1 in ili) echo "24 36 48 60" ;; *) echo "96 192 336 720" ;; esac
+  case $1 in ili) echo "24 36 48 60" ;; m4) echo "48" ;; *) echo "96 192 336 720" ;; esac
 }
 # The best published test MSE of the era's papers, and whose: PatchTST (Nie et al., ICLR
 # 2023, Tables 3 and 8), DLinear/NLinear (Zeng et al., AAAI 2023, Tables 2 and 9).
@@ -89,6 +93,12 @@ done
 status=0
 mkdir -p "$OUT"
 for suite in $SUITES; do
+  if [ "$suite" = m4 ]; then  # one global model over the panel, scored by M4's own metrics
+    [ -n "$(settings m4)" ] || continue
+    scripts/m4_benchmark.sh --out "$OUT/m4_hourly$QUANTILES" --bin "$BIN" --seeds "$SEEDS" \
+      --config "configs/m4_hourly$QUANTILES.json" --threads "$THREADS" "${SETS[@]}" || status=1
+    continue
+  fi
   grid=$(printf '%s\n' $(horizons "$suite") | jq -s -c '{"model.horizon": .}')
   for s in $(settings "$suite"); do
     # The quantile runs in folders of their own: a sweep resumes whatever its folder holds.
@@ -126,6 +136,25 @@ cell() {  # cell SWEEP_DIR H
   echo " ${stats% | *} | $windows "
 }
 
+# M4 Hourly: scripts/m4_benchmark.sh's table (the model, its linear start and the M4
+# benchmarks over every series' test), the published best, the epochs kept and the time.
+m4_section() {  # m4_section DIR
+  local dir=$1 seeds
+  echo
+  echo "## M4 Hourly: 414 series, H = 48, the last 48 hours of each series scored once"
+  echo
+  echo "sMAPE, MASE (m = 24) and OWA (against Naive2) as the M4 evaluation computes them."
+  echo
+  [ -f "$dir/RESULTS.md" ] || { echo "(no results: the M4 runs failed)"; return; }
+  cat "$dir/RESULTS.md"
+  echo "| published: Doornik–Hendry–Castle (best Hourly OWA) | 8.913 | 0.801 | 0.410 | |"
+  echo "| published: Smyl (M4 winner) | 9.328 | 0.893 | 0.440 | |"
+  echo
+  seeds=${SEEDS//,/ }
+  echo "Epochs kept per seed: $(for s in $seeds; do jq -r '.kept.epoch' "$dir/seed$s/metrics.json"; done |
+    xargs); training s per seed: $(for s in $seeds; do cat "$dir/seed$s/train_seconds"; done | xargs)."
+}
+
 {
   echo "# Accuracy suite (test split, scaled units, every stride-1 window)"
   echo
@@ -138,6 +167,7 @@ cell() {  # cell SWEEP_DIR H
   echo "| dataset | setting | H | attnfc MSE | linear start | beats start | NLinear (ours) | repeat-last | best published | epochs kept | train s/run | test windows |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for suite in $SUITES; do
+    [ "$suite" != m4 ] || continue
     for s in $(settings "$suite"); do
       for h in $(horizons "$suite"); do
         IFS='|' read -r mse start wins nl rl ep secs windows <<<"$(cell "$OUT/${suite}_$s$QUANTILES" "$h")"
@@ -145,8 +175,10 @@ cell() {  # cell SWEEP_DIR H
       done
     done
   done
+  if [[ " $SUITES " == *" m4 "* ]] && [ -n "$(settings m4)" ]; then m4_section "$OUT/m4_hourly$QUANTILES"; fi
 } >"$OUT/RESULTS.md"
 cat "$OUT/RESULTS.md"
-[ -z "$QUANTILES" ] || scripts/benchmark-quantiles-table.sh "$OUT" "$SUITES" "$(settings_all)" \
-  "$(for suite in $SUITES; do echo "$suite:$(horizons "$suite" | tr ' ' ,)"; done)"
+[ -z "$QUANTILES" ] || [ -z "$(settings_all)" ] ||
+  scripts/benchmark-quantiles-table.sh "$OUT" "${SUITES/m4/}" "$(settings_all)" \
+  "$(for suite in ${SUITES/m4/}; do echo "$suite:$(horizons "$suite" | tr ' ' ,)"; done)"
 exit $status
