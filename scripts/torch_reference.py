@@ -73,7 +73,10 @@ class PatchTransformer:
                   for k, v in tensors.items() if not k.startswith("optim.")}
         self.P = cfg["patch_len"]
         self.L = cfg["context_length"]
-        self.N = self.L // self.P
+        # MODEL.md notation: stride S (patch_stride, 0 = P), token n ends before E(n) = nS + P.
+        self.S = cfg.get("patch_stride", 0) or self.P
+        self.N = (self.L - self.P) // self.S + 1
+        self.E = np.arange(self.N) * self.S + self.P
         self.H = cfg["horizon"]
         self.C = cfg["channels"] if cfg["channel_mode"] == "mixed" else 1
         self.d = cfg["d_model"]
@@ -86,18 +89,15 @@ class PatchTransformer:
     def prepare(self, ctx, obs, last_only=False):
         """ctx, obs: [B, L, C] arrays. Returns features [B,N,2PC], scale, offset [B,n,1,C] and
         the linear shortcut's inputs [B,n,K] (None when model.linear_lookback is 0)."""
-        cfg, P, N, C, L = self.cfg, self.P, self.N, self.C, self.L
+        cfg, P, N, C, L, S, E = self.cfg, self.P, self.N, self.C, self.L, self.S, self.E
         B = ctx.shape[0]
         m = obs.reshape(B, L, C) != 0
         x = np.where(m, ctx.reshape(B, L, C).astype(np.float64), 0.0)
-        # Sums over each patch's observed values, [B, N, C].
-        s = x.reshape(B, N, P, C).sum(axis=2)
-        ss = (x * x).reshape(B, N, P, C).sum(axis=2)
-        k = m.reshape(B, N, P, C).sum(axis=2).astype(np.float64)
-        if cfg["norm"] == "causal":  # patches 0..n
-            s, ss, k = (np.cumsum(a, axis=1) for a in (s, ss, k))
-        elif cfg["norm"] == "instance":  # the whole context, for every n
-            s, ss, k = (np.broadcast_to(a.sum(axis=1, keepdims=True), (B, N, C)) for a in (s, ss, k))
+        # Sums over the observed values of steps 0..E(n)-1 (causal) or of all L, [B, N, C].
+        upto = lambda a: np.cumsum(a, axis=1)[:, E - 1, :]
+        s, ss, k = upto(x), upto(x * x), upto(m.astype(np.float64))
+        if cfg["norm"] == "instance":  # the whole context, for every n
+            s, ss, k = (np.broadcast_to(a[:, -1:, :], (B, N, C)) for a in (s, ss, k))
         if cfg["norm"] == "none":
             mu, sigma = np.zeros((B, N, C)), np.ones((B, N, C))
         else:
@@ -107,13 +107,14 @@ class PatchTransformer:
             sigma = np.where(k > 0, np.sqrt(var + cfg["norm_eps"]), 1.0)
         # Last observed value at or before the end of each patch (mu if none).
         t = np.arange(L)[None, :, None]
-        last_idx = np.maximum.accumulate(np.where(m, t, -1), axis=1)[:, P - 1::P, :]  # [B, N, C]
+        last_idx = np.maximum.accumulate(np.where(m, t, -1), axis=1)[:, E - 1, :]  # [B, N, C]
         last = np.take_along_axis(x, np.maximum(last_idx, 0), axis=1)
         base = np.where((last_idx >= 0) & (cfg["target"] == "delta"), last, mu)
-        mu_t = np.repeat(mu, P, axis=1)  # per step, [B, L, C]
-        sg_t = np.repeat(sigma, P, axis=1)
-        val = np.where(m, (x - mu_t) / sg_t, 0.0).astype(np.float32).reshape(B, N, P * C)
-        feats = np.concatenate([val, m.astype(np.float32).reshape(B, N, P * C)], axis=2)
+        steps = np.arange(N)[:, None] * S + np.arange(P)[None, :]  # token n's steps, [N, P]
+        xv, mv = x[:, steps, :], m[:, steps, :]  # [B, N, P, C]
+        val = np.where(mv, (xv - mu[:, :, None, :]) / sigma[:, :, None, :], 0.0)
+        val = val.astype(np.float32).reshape(B, N, P * C)
+        feats = np.concatenate([val, mv.astype(np.float32).reshape(B, N, P * C)], axis=2)
         sel = slice(N - 1, N) if last_only else slice(0, N)
         scale = sigma[:, sel, None, :].astype(np.float32)
         offset = base[:, sel, None, :].astype(np.float32)
@@ -121,9 +122,9 @@ class PatchTransformer:
         K = cfg.get("linear_lookback", 0)
         if K == 0:
             return t(feats), t(scale), t(offset), None
-        # MODEL.md 4: step (n+1)P - K + k for k = 0..K-1, as (x - base) / sigma; 0 before
+        # MODEL.md 4: step E(n) - K + k for k = 0..K-1, as (x - base) / sigma; 0 before
         # the window start and where unobserved. C == 1 (the config forbids mixed).
-        idx = (np.arange(N)[:, None] + 1) * P - K + np.arange(K)[None, :]  # [N, K]
+        idx = E[:, None] - K + np.arange(K)[None, :]  # [N, K]
         ok = (idx >= 0)[None] & m[:, np.maximum(idx, 0), 0]  # [B, N, K]
         xs = x[:, np.maximum(idx, 0), 0]
         look = np.where(ok, (xs - base[:, :, 0:1]) / sigma[:, :, 0:1], 0.0)[:, sel, :]
@@ -240,8 +241,9 @@ class PatchTransformer:
         feats, scale, offset, look = self.prepare(window[:, :L], observed[:, :L], last_only)
         pred = self.forward(feats, scale, offset, last_only, look, known)
         ns = [self.N - 1] if last_only else range(self.N)
-        tgt = np.stack([window[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
-        msk = np.stack([observed[:, (n + 1) * P:(n + 1) * P + H] for n in ns], axis=1)
+        E = self.E
+        tgt = np.stack([window[:, E[n]:E[n] + H] for n in ns], axis=1)
+        msk = np.stack([observed[:, E[n]:E[n] + H] for n in ns], axis=1)
         T = cfg.get("target_channels", 0)
         if T > 0:  # a past covariate (channel >= T) is an input only, never a target
             msk = msk.copy()

@@ -78,7 +78,7 @@ std::string versus_period(long lag_steps, long period, int patch_len) {
 // One window's attention, and the series it came from, ready to print or save.
 struct Report {
   const data::TimeSeries* series = nullptr;
-  int L = 0, P = 0, N = 0, members = 1, layers = 0;
+  int L = 0, P = 0, S = 0, N = 0, members = 1, layers = 0;  // S: steps between tokens
   size_t channel = 0;
   int64_t start = 0, end = 0, length = 0;
   int acf_peak = 0;         // the series' period (0 = none)
@@ -106,7 +106,7 @@ Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
   Report r;
   r.series = &series;
   r.members = static_cast<int>(lm.networks.size());
-  r.L = cfg.context_length, r.P = cfg.patch_len, r.N = cfg.num_patches();
+  r.L = cfg.context_length, r.P = cfg.patch_len, r.S = cfg.stride(), r.N = cfg.num_patches();
   const int64_t rows = static_cast<int64_t>(series.rows());
   const int64_t C = static_cast<int64_t>(series.num_channels());
   const bool mixed = cfg.channel_mode == ChannelMode::kMixed;
@@ -157,8 +157,9 @@ Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
 
 void print_header(const AttentionReportOptions& o, const Report& r, int n_heads) {
   const data::TimeSeries& series = *r.series;
-  std::printf("Model %s: %d layers x %d heads; context %d steps = %d patches of %d.\n",
-              o.model.c_str(), r.layers, n_heads, r.L, r.N, r.P);
+  std::printf("Model %s: %d layers x %d heads; context %d steps = %d patches of %d%s.\n",
+              o.model.c_str(), r.layers, n_heads, r.L, r.N, r.P,
+              r.S == r.P ? "" : (", one every " + std::to_string(r.S) + " steps").c_str());
   if (r.members > 1)
     std::printf(
         "An ensemble of %d networks (its forecast is their mean); these are member %d's "
@@ -176,14 +177,14 @@ void print_header(const AttentionReportOptions& o, const Report& r, int n_heads)
   else
     std::printf("Series autocorrelation: no significant peak up to lag %zu (no clear period).\n",
                 r.acf.size() - 1);
-  std::printf("Lags are in patches (x %d steps); lift > 1 = more attention than uniform.\n", r.P);
+  std::printf("Lags are in patches (x %d steps); lift > 1 = more attention than uniform.\n", r.S);
   if (o.heatmap && r.N > kMaxHeatmap)
     std::printf("(%d patches: too wide for a terminal heatmap; use --csv or --json.)\n", r.N);
   std::printf("\n");
 }
 
 void print_heads(const AttentionReportOptions& o, const Report& rep) {
-  const int P = rep.P, N = rep.N;
+  const int P = rep.S, N = rep.N;  // a lag of one patch is one stride
   for (const HeadReport& r : rep.heads) {
     const long steps = static_cast<long>(r.lags.dominant_lag) * P;
     std::printf("layer %d head %d: ", r.layer, r.head);
@@ -239,7 +240,7 @@ void write_csv(const std::string& path, const Report& rep) {
 
 void write_json(const AttentionReportOptions& o, const Report& rep) {
   const data::TimeSeries& series = *rep.series;
-  const int P = rep.P, N = rep.N;
+  const int P = rep.S, N = rep.N;  // a lag of one patch is one stride
   const int64_t start = rep.start, end = rep.end;
   nlohmann::json j;
   j["model"] = o.model;
@@ -249,7 +250,8 @@ void write_json(const AttentionReportOptions& o, const Report& rep) {
                  {"end_row", end - 1},
                  {"start_time", series.format_time(series.timestamps[start])},
                  {"end_time", series.format_time(series.timestamps[end - 1])}};
-  j["patch_len"] = P;
+  j["patch_len"] = rep.P;
+  j["patch_stride"] = rep.S;
   j["num_patches"] = N;
   j["autocorrelation_peak_steps"] = rep.acf_peak;
   j["autocorrelation_of_differences"] = rep.acf;

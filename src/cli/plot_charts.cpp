@@ -216,7 +216,7 @@ std::string lag_chart(const AttentionView& v, size_t layer) {
   chart.title = "layer " + std::to_string(layer) + ": lag profiles";
   chart.x_label = "lag (steps from key patch to query patch)";
   chart.y_label = "lift over uniform";
-  chart.x_multiple = v.patch_len;
+  chart.x_multiple = v.stride;
   chart.width = 760, chart.height = 260;
   chart.reference_y = 1, chart.reference_label = "uniform causal attention";
   const size_t nn = static_cast<size_t>(v.n) * v.n;
@@ -230,7 +230,7 @@ std::string lag_chart(const AttentionView& v, size_t layer) {
                {},
                {}};
     for (size_t lag = 0; lag < p.lift.size(); ++lag)
-      l.x.push_back(static_cast<double>(lag) * v.patch_len), l.y.push_back(p.lift[lag]);
+      l.x.push_back(static_cast<double>(lag) * v.stride), l.y.push_back(p.lift[lag]);
     chart.lines.push_back(std::move(l));
   }
   return render_chart(chart);
@@ -254,7 +254,7 @@ std::string attention_html(const AttentionView& v) {
     s << "<div class='layer'><div class='maps'>";
     for (int h = 0; h < v.heads; ++h)
       s << render_heatmap({"layer " + std::to_string(layer) + ", head " + std::to_string(h),
-                           v.maps[layer].data() + h * nn, v.n, v.patch_len, v.n * v.patch_len,
+                           v.maps[layer].data() + h * nn, v.n, v.patch_len, v.stride, v.context(),
                            vmax});
     s << "</div>\n" << lag_chart(v, layer) << "</div>\n";
   }

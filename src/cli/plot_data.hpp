@@ -66,7 +66,8 @@ struct TrainingCurve {
 // The attention maps of one window: per layer [heads, n, n], row = query patch.
 struct AttentionView {
   std::vector<std::vector<float>> maps;
-  int n = 0, heads = 0, patch_len = 0;
+  int n = 0, heads = 0, patch_len = 0, stride = 0;  // stride: steps between patch starts
+  int context() const { return (n - 1) * stride + patch_len; }
   std::string about;  // which channel, window and member
 };
 

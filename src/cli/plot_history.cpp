@@ -117,6 +117,7 @@ AttentionView gather_attention(const train::LoadedModel& lm, const data::TimeSer
   AttentionView v;
   v.maps = lm.networks.front()->attention_maps(context.data(), observed.data(), L);
   v.n = cfg.num_patches(), v.heads = cfg.n_heads, v.patch_len = cfg.patch_len;
+  v.stride = cfg.stride();
   v.about = "window " + std::to_string(window_index) + " (forecast from " +
             scaled.format_time(scaled.timestamps[origin]) + ")" +
             (mixed ? ", all channels" : ", channel " + scaled.channels[0]) +

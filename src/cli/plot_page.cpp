@@ -215,9 +215,11 @@ void attention_section(Out& s, const PlotData& d) {
   const AttentionView& v = d.attention;
   if (v.maps.empty()) return;
   s << "<section id='attention'><h2>Attention</h2>\n<p class='note'>Causal attention over " << v.n
-    << " patches of " << v.patch_len << " steps on " << escape_html(v.about)
+    << " patches of " << v.patch_len << " steps"
+    << (v.stride == v.patch_len ? "" : ", one every " + std::to_string(v.stride) + " steps,")
+    << " on " << escape_html(v.about)
     << ". Row = query patch, column = key patch, each labelled with its first step relative "
-    << "to the forecast origin (-" << v.n * v.patch_len << " = the first context step); a "
+    << "to the forecast origin (-" << v.context() << " = the first context step); a "
     << "cell's lag is the steps between them (hover a cell). Grey: the causal mask. One colour "
     << "scale for every map; the first query patch sees only itself (weight 1), so the scale "
     << "ends at the largest weight of the others. Below each "

@@ -227,16 +227,16 @@ std::vector<int> heatmap_ticks(int n) {
 }
 
 void heatmap_cells(std::ostringstream& s, const HeatmapSpec& h, int cell, int x0, int y0) {
-  const auto first_step = [&](int i) { return -h.context + i * h.patch_len; };
+  const auto first_step = [&](int i) { return -h.context + i * h.stride; };
   for (int i = 0; i < h.n; ++i)
     for (int j = 0; j <= i; ++j) {
       const double w = h.weights[static_cast<size_t>(i) * h.n + j];
       s << "<rect x='" << x0 + j * cell << "' y='" << y0 + i * cell << "' width='" << cell
         << "' height='" << cell << "' fill='" << viridis(h.vmax > 0 ? w / h.vmax : 0) << "'>";
       if (h.n <= 64)  // a tooltip per cell; beyond that the page would mostly be tooltips
-        s << "<title>query steps " << first_step(i) << ".." << first_step(i + 1) - 1
-          << ", key steps " << first_step(j) << ".." << first_step(j + 1) - 1 << ": lag "
-          << (i - j) * h.patch_len << " steps, weight " << format_number(w) << "</title>";
+        s << "<title>query steps " << first_step(i) << ".." << first_step(i) + h.patch_len - 1
+          << ", key steps " << first_step(j) << ".." << first_step(j) + h.patch_len - 1 << ": lag "
+          << (i - j) * h.stride << " steps, weight " << format_number(w) << "</title>";
       s << "</rect>";
     }
   s << "\n";
@@ -256,7 +256,7 @@ std::string render_heatmap(const HeatmapSpec& h) {
     << "," << y0 + size << "' fill='#f2f2f2'/>\n";
   heatmap_cells(s, h, cell, x0, y0);
   for (const int i : heatmap_ticks(h.n)) {
-    const int step = -h.context + i * h.patch_len;
+    const int step = -h.context + i * h.stride;
     const double mid = i * cell + cell / 2.0;
     s << "<g class='tick-key'><line x1='" << px(x0 + mid) << "' x2='" << px(x0 + mid) << "' y1='"
       << y0 + size << "' y2='" << y0 + size + 4 << "' stroke='#555'/><text x='" << px(x0 + mid)

@@ -65,12 +65,13 @@ struct ChartSpec {
 std::string render_chart(const ChartSpec& spec);
 
 // One head's causal attention map: row = query patch, column = key patch; patch i covers
-// the context steps -context + i*patch_len .. -context + (i+1)*patch_len - 1 relative to
-// the forecast origin. Colours run from 0 to vmax (shared by the maps shown together).
+// the context steps -context + i*stride .. -context + i*stride + patch_len - 1 relative to
+// the forecast origin (stride = patch_len without overlap). Colours run from 0 to vmax (shared by
+// the maps shown together).
 struct HeatmapSpec {
   std::string title;
   const float* weights = nullptr;  // [n, n] row-major
-  int n = 0, patch_len = 1, context = 0;
+  int n = 0, patch_len = 1, stride = 1, context = 0;
   double vmax = 1;
 };
 std::string render_heatmap(const HeatmapSpec& spec);

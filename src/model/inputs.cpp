@@ -8,9 +8,24 @@
 
 namespace attnfc::model::detail {
 
+namespace {
+
+// The linear shortcut's input (C == 1, validated): the K steps before `end`, as
+// (x - base) / sigma; 0 before the window start and where unobserved.
+void lookback_row(const SeriesView& s, int64_t b, int64_t end, int64_t K, double base, double sigma,
+                  float* row) {
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t t = end - K + k;
+    const bool use = t >= 0 && s.observed(b, t, 0);
+    row[k] = use ? static_cast<float>((s.value(b, t, 0) - base) / sigma) : 0.0f;
+  }
+}
+
+}  // namespace
+
 Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_only) {
   const int64_t B = s.batch, C = s.channels, P = cfg.patch_len, N = cfg.num_patches();
-  const int64_t F = 2 * P * C, n_out = last_only ? 1 : N;
+  const int64_t S = cfg.stride(), F = 2 * P * C, n_out = last_only ? 1 : N;
   Prepared out;
   out.known = s.known;
   out.features = ag::empty({B, N, F});
@@ -43,8 +58,9 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
       bool has_last = false;
       double last = 0;
       for (int64_t n = 0; n < N; ++n) {
-        for (int64_t p = 0; p < P; ++p) {
-          const int64_t t = n * P + p;
+        // The steps token n adds to the causal statistics: those after token n - 1's end.
+        const int64_t end = cfg.patch_end(n), start = n == 0 ? 0 : cfg.patch_end(n - 1);
+        for (int64_t t = start; t < end; ++t) {
           if (!s.observed(b, t, c)) continue;
           const double x = s.value(b, t, c);
           run += x;
@@ -64,7 +80,7 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
         }
         float* f = feat + (b * N + n) * F;
         for (int64_t p = 0; p < P; ++p) {
-          const int64_t t = n * P + p;
+          const int64_t t = n * S + p;
           const bool obs = s.observed(b, t, c);
           f[p * C + c] = obs ? static_cast<float>((s.value(b, t, c) - mu) / sigma) : 0.0f;
           f[P * C + p * C + c] = obs ? 1.0f : 0.0f;
@@ -74,15 +90,7 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
         const double base = (cfg.target == HeadTarget::kDeltaFromLast && has_last) ? last : mu;
         scale[(b * n_out + slot) * C + c] = static_cast<float>(sigma);
         offset[(b * n_out + slot) * C + c] = static_cast<float>(base);
-        if (lookback) {  // C == 1 (validated): the K steps ending at this position
-          float* row = lookback + (b * n_out + slot) * K;
-          const int64_t first = (n + 1) * P - K;
-          for (int64_t k = 0; k < K; ++k) {
-            const int64_t t = first + k;
-            const bool use = t >= 0 && s.observed(b, t, 0);
-            row[k] = use ? static_cast<float>((s.value(b, t, 0) - base) / sigma) : 0.0f;
-          }
-        }
+        if (lookback) lookback_row(s, b, end, K, base, sigma, lookback + (b * n_out + slot) * K);
       }
     }
   }
@@ -91,7 +99,7 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
 
 int64_t prepare_targets(const ModelConfig& cfg, const SeriesView& s, bool last_only,
                         ag::Tensor* targets, ag::Tensor* mask) {
-  const int64_t B = s.batch, C = s.channels, P = cfg.patch_len, N = cfg.num_patches();
+  const int64_t B = s.batch, C = s.channels, N = cfg.num_patches();
   const int64_t H = cfg.horizon;
   const int64_t n_out = last_only ? 1 : N;
   *targets = ag::empty({B, n_out, H, C});
@@ -103,7 +111,7 @@ int64_t prepare_targets(const ModelConfig& cfg, const SeriesView& s, bool last_o
     for (int64_t slot = 0; slot < n_out; ++slot) {
       const int64_t n = last_only ? N - 1 : slot;
       for (int64_t h = 0; h < H; ++h) {
-        const int64_t t = (n + 1) * P + h;
+        const int64_t t = cfg.patch_end(n) + h;
         for (int64_t c = 0; c < C; ++c) {
           const int64_t k = ((b * n_out + slot) * H + h) * C + c;
           // Every target lies inside a window of L + H steps; the check keeps a

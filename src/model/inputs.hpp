@@ -50,10 +50,10 @@ struct Prepared {
 Prepared prepare_inputs(const ModelConfig& config, const SeriesView& series, bool last_only);
 
 // Targets and mask [B, N_out, H, C] from a series of context_length + horizon steps:
-// position n's targets are steps (n+1)P .. (n+1)P + H - 1. Returns the number of
-// observed targets (the loss is undefined when it is 0).
-// The series view of a sample batch: its context, followed by its target when
-// with_target. Throws when the batch is not shaped for this model.
+// position n's targets are steps E .. E + H - 1 with E = config.patch_end(n) (n S + P). Returns the
+// number of observed targets (the loss is undefined when it is 0). The series view of a sample
+// batch: its context, followed by its target when with_target. Throws when the batch is not shaped
+// for this model.
 SeriesView view_of(const SampleBatch& batch, const ModelConfig& cfg, bool with_target);
 
 int64_t prepare_targets(const ModelConfig& config, const SeriesView& series, bool last_only,

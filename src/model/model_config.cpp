@@ -1,4 +1,5 @@
 // ModelConfig: parsing, validation, and the resolved JSON form.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -52,7 +53,22 @@ void ModelConfig::validate() const {
   if (!(huber_delta > 0 && huber_delta <= 1e6f)) {
     throw InputError(key("huber_delta") + ": expected a number in (0, 1e6]");
   }
-  if (context_length % patch_len != 0) {
+  if (patch_stride < 0 || patch_stride > patch_len) {
+    throw InputError(key("patch_stride") + ": found " + std::to_string(patch_stride) +
+                     ", expected 1 to model.patch_len (" + std::to_string(patch_len) +
+                     "), or 0 for patch_len (no overlap)");
+  }
+  if (patch_stride != 0 && patch_stride != patch_len) {
+    const int S = patch_stride;
+    const int over = context_length - patch_len;
+    if (over < 0 || over % S != 0) {
+      const int below = std::max(0, over) / S * S + patch_len;
+      throw InputError(key("context_length") + ": found " + std::to_string(context_length) +
+                       ", expected model.patch_len (" + std::to_string(patch_len) +
+                       ") plus a multiple of model.patch_stride (" + std::to_string(S) +
+                       "), e.g. " + std::to_string(below) + " or " + std::to_string(below + S));
+    }
+  } else if (context_length % patch_len != 0) {
     const int below = context_length / patch_len * patch_len;
     const int above = below + patch_len;
     throw InputError(key("context_length") + ": found " + std::to_string(context_length) +
@@ -144,6 +160,7 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   ModelConfig c;
   c.context_length = static_cast<int>(s.get_int("context_length", c.context_length, 1, 65536));
   c.patch_len = static_cast<int>(s.get_int("patch_len", c.patch_len, 1, 4096));
+  c.patch_stride = static_cast<int>(s.get_int("patch_stride", c.patch_stride, 0, 4096));
   c.horizon = static_cast<int>(s.get_int("horizon", c.horizon, 1, 65536));
   c.channel_mode = get_enum(s, "channel_mode", c.channel_mode);
   c.channels = static_cast<int>(s.get_int("channels", c.channels, 1, 4096));
@@ -180,6 +197,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   nlohmann::json j;
   j["context_length"] = c.context_length;
   j["patch_len"] = c.patch_len;
+  j["patch_stride"] = c.patch_stride;
   j["horizon"] = c.horizon;
   j["channel_mode"] = enum_name(c.channel_mode);
   j["channels"] = c.channels;

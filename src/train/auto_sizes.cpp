@@ -157,7 +157,9 @@ void choose_context(RunConfig& c, const PartRows& rows, const Preferred& p) {
                      c.data.csv.path + " leaves room for a context of " + std::to_string(L) +
                      " steps (" + describe(rows) + "); expected at most " + std::to_string(L) +
                      ", or \"auto\"");
-  c.model.context_length = L / p_len * p_len;
+  // The longest context the tokens tile exactly: patch_len plus whole strides.
+  const int stride = c.model.patch_stride > 0 ? std::min(c.model.patch_stride, p_len) : p_len;
+  c.model.context_length = p_len + (L - p_len) / stride * stride;
 }
 
 // The largest patch of at most 16 steps that divides `context` into 8 tokens or more

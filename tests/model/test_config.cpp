@@ -107,6 +107,29 @@ TEST_CASE("config: cross-key rules") {
   CHECK(error_of(json{{"linear_lookback", 0}, {"channel_mode", "mixed"}}).empty());
 }
 
+TEST_CASE("config: overlapping patches (model.patch_stride)") {
+  const ModelConfig s = parse_model_config(json{{"context_length", 104}, {"patch_stride", 8}});
+  CHECK(s.stride() == 8);
+  CHECK(s.num_patches() == 12);  // (104 - 16) / 8 + 1
+  CHECK(s.patch_end(0) == 16);
+  CHECK(s.patch_end(11) == 104);  // the last token ends at the forecast origin
+  const ModelConfig d = parse_model_config(json::object());
+  CHECK(d.stride() == 16);
+  CHECK(d.patch_end(20) == 336);
+  CHECK(to_json(parse_model_config(to_json(s))) == to_json(s));
+  std::string e = error_of(json{{"patch_stride", 17}});
+  CHECK(contains(e, "'model.patch_stride'"));
+  CHECK(contains(e, "found 17, expected 1 to model.patch_len (16)"));
+  e = error_of(json{{"context_length", 100}, {"patch_stride", 8}});
+  CHECK(contains(e, "'model.context_length': found 100"));
+  CHECK(contains(e, "model.patch_len (16) plus a multiple of model.patch_stride (8)"));
+  CHECK(contains(e, "96 or 104"));
+  e = error_of(json{{"context_length", 8}, {"patch_stride", 4}});  // shorter than one patch
+  CHECK(contains(e, "16 or 20"));
+  CHECK(error_of(json{{"context_length", 100}, {"patch_stride", 4}}).empty());
+  CHECK(error_of(json{{"patch_stride", 16}}).empty());  // = patch_len: no overlap
+}
+
 TEST_CASE("config: shipped configs have valid model sections") {
   for (const char* name : {"default.json", "etth1_S.json"}) {
     const std::string path = std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name;

@@ -35,6 +35,7 @@ void check_causal(const ModelConfig& cfg) {
   PatchTransformer m(cfg, params, 3);
   model_test::randomize(params, 8);
   const int64_t B = 2, L = cfg.context_length, C = cfg.token_channels(), P = cfg.patch_len;
+  const int64_t S = cfg.stride();
   const int64_t N = cfg.num_patches(), per_pos = cfg.horizon * C;
   std::vector<float> ctx = model_test::make_series(B * L, C, 1);
   std::vector<float> obs(ctx.size(), 1.0f);
@@ -48,7 +49,8 @@ void check_causal(const ModelConfig& cfg) {
       else
         o2[k] = 0.0f;
       const std::vector<float> out = positions(m, c2, o2, B);
-      const int64_t first_affected = t / P;
+      // The first token whose steps reach t: tokens end at n S + P.
+      const int64_t first_affected = t < P ? 0 : (t - P) / S + 1;
       // Window 0 is untouched; window 1 positions before the change are bit-identical.
       CHECK(std::memcmp(out.data(), base.data(), N * per_pos * sizeof(float)) == 0);
       const size_t w1 = static_cast<size_t>(N * per_pos);
@@ -82,6 +84,19 @@ TEST_CASE("causality: changing a future value changes no earlier position") {
     c.linear_lookback = 5;
     check_causal(c);
   }
+  SUBCASE("overlapping patches (stride 2 of 4), linear shortcut") {
+    c.patch_len = 4;
+    c.patch_stride = 2;
+    c.context_length = 12;
+    c.linear_lookback = 6;
+    check_causal(c);
+  }
+  SUBCASE("overlapping patches (stride 1 of 3), instance norm on the last position") {
+    c.patch_len = 3;
+    c.patch_stride = 1;
+    c.norm = model::InputNorm::kNone;
+    check_causal(c);
+  }
   SUBCASE("mixed channels, P = 1") {
     c.channel_mode = ChannelMode::kMixed;
     c.channels = 3;
@@ -106,9 +121,14 @@ TEST_CASE("untrained model forecasts the last observed value (zero head)") {
 }
 
 TEST_CASE("loss: all positions vs last position match the forward's predictions") {
-  for (auto where : {model::LossPositions::kAll, model::LossPositions::kLast}) {
+  // Position n forecasts the H steps after its token's end, n S + P: checked without and
+  // with overlapping patches (stride 1 of 2).
+  for (int variant = 0; variant < 4; ++variant) {
+    const auto where = variant % 2 ? model::LossPositions::kLast : model::LossPositions::kAll;
     ModelConfig c = model_test::micro_config();
     c.loss_positions = where;
+    c.patch_stride = variant < 2 ? 0 : 1;
+    CAPTURE(variant);
     ag::ParameterSet params;
     PatchTransformer m(c, params, 2);
     model_test::randomize(params, 4);
@@ -125,7 +145,8 @@ TEST_CASE("loss: all positions vs last position match the forward's predictions"
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t n = (where == model::LossPositions::kLast ? N - 1 : 0); n < N; ++n) {
         for (int64_t h = 0; h < H; ++h) {
-          const double e = pred[(b * N + n) * H + h] - win[b * (L + H) + (n + 1) * c.patch_len + h];
+          const double e =
+              pred[(b * N + n) * H + h] - win[b * (L + H) + n * c.stride() + c.patch_len + h];
           sum += e * e;
           ++count;
         }

@@ -153,6 +153,21 @@ TEST_CASE("model gradcheck: linear shortcut (lookback shorter and longer than th
   }
 }
 
+TEST_CASE("model gradcheck: overlapping patches (stride 1 and 2 of 4) with the linear shortcut") {
+  for (int stride : {1, 2}) {
+    CAPTURE(stride);
+    ModelConfig c = model_test::micro_config();
+    c.patch_len = 4;
+    c.patch_stride = stride;
+    c.linear_lookback = 6;
+    GradFixture f(c);
+    std::string where;
+    const double v = worst_violation(f, &where);
+    INFO(where);
+    CHECK(v <= 1.0);
+  }
+}
+
 TEST_CASE("model gradcheck: cross-attention decoder with known, numeric and categorical inputs") {
   // Every decoder parameter (step embedding, known and static projections, both category
   // tables, cross-attention, feed-forward, norms) and the encoder beneath it; B = 3 samples

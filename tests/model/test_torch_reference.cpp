@@ -64,6 +64,20 @@ std::vector<Case> forward_cases() {
   kv.linear_lookback = 12;
   kv.target = model::HeadTarget::kValue;
   cases.push_back({"linear_shortcut_value", kv});
+  ModelConfig ov = c;  // overlapping patches (PatchTST's stride P / 2), shortcut across them
+  ov.patch_len = 4;
+  ov.patch_stride = 2;
+  ov.context_length = 12;
+  ov.linear_lookback = 6;
+  cases.push_back({"overlapping_patches", ov});
+  ModelConfig oi = ov;  // stride 3 of 4, whole-context statistics, value target, last position
+  oi.patch_stride = 3;
+  oi.context_length = 13;
+  oi.linear_lookback = 0;
+  oi.norm = model::InputNorm::kInstance;
+  oi.loss_positions = model::LossPositions::kLast;
+  oi.target = model::HeadTarget::kValue;
+  cases.push_back({"overlapping_instance_value", oi});
   return cases;
 }
 

@@ -25,10 +25,12 @@ enum class LossKind { kMse, kMae, kHuber };                      // "mse" | "mae
 enum class Decoder { kLinear, kCrossAttention };                 // "linear" | "cross_attention"
 
 struct ModelConfig {
-  // Tokens: non-overlapping patches of patch_len steps; context_length must be a
-  // multiple of patch_len. num_patches() = context_length / patch_len.
+  // Tokens: patches of patch_len steps, token n covering steps [n S, n S + patch_len) with
+  // S = stride() (patch_stride, 0 = patch_len: no overlap; PatchTST overlaps, S = P / 2).
+  // (context_length - patch_len) must be a multiple of S; num_patches() = (L - P) / S + 1.
   int context_length = 336;  // [1, 65536]
   int patch_len = 16;        // [1, 4096]; 1 = one token per time step
+  int patch_stride = 0;      // [0, patch_len]; 0 = patch_len
   int horizon = 96;          // H: values each position predicts, [1, 65536]
   ChannelMode channel_mode = ChannelMode::kIndependent;
   int channels = 1;  // [1, 4096]; series per token in "mixed" mode (ignored when independent)
@@ -78,7 +80,10 @@ struct ModelConfig {
   LossKind loss = LossKind::kMse;
   float huber_delta = 1.0f;  // (0, 1e6], used when loss == "huber"
 
-  int num_patches() const { return context_length / patch_len; }
+  int stride() const { return patch_stride > 0 ? patch_stride : patch_len; }
+  int num_patches() const { return (context_length - patch_len) / stride() + 1; }
+  // One past token n's last step: its forecast origin (targets start here).
+  int64_t patch_end(int64_t n) const { return n * stride() + patch_len; }
   int token_channels() const { return channel_mode == ChannelMode::kMixed ? channels : 1; }
   // Values per step and channel the head writes: the quantile levels, or 1.
   int levels() const { return quantiles.empty() ? 1 : static_cast<int>(quantiles.size()); }
