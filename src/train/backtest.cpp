@@ -146,6 +146,7 @@ FoldResult run_fold(const Plan& p, const BacktestOptions& opt, int k, bool& inte
   t.interrupt = opt.interrupt;
   t.interrupt_after_steps = opt.interrupt_after_steps;
   t.progress = opt.progress;
+  t.progress.fold = k, t.progress.folds = opt.folds;  // every progress line says its fold
   t.score_validation = false;  // a fold is scored on its test windows; val chose its epoch
   FoldResult f{k, p.origins[static_cast<size_t>(k - 1)], "trained", nullptr, 0};
   if (k > 1 && !(refits(opt, k) && opt.cold)) {

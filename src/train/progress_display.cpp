@@ -54,11 +54,14 @@ Progress::Progress(const ProgressOptions& options, const ProgressRun& run)
   if (opt_.out == nullptr) opt_.out = stderr;
 }
 
-std::string Progress::member_prefix() const {
-  return opt_.member > 0 ? fmt::format("member {}/{} ", opt_.member, opt_.members) : std::string();
+std::string Progress::part_prefix() const {
+  std::string s = opt_.fold > 0 ? fmt::format("fold {}/{} ", opt_.fold, opt_.folds) : "";
+  if (opt_.member > 0) s += fmt::format("member {}/{} ", opt_.member, opt_.members);
+  return s;
 }
 
-void Progress::add_member(nlohmann::ordered_json& j) const {
+void Progress::add_part(nlohmann::ordered_json& j) const {
+  if (opt_.fold > 0) j["fold"] = opt_.fold, j["folds"] = opt_.folds;
   if (opt_.member > 0) j["member"] = opt_.member, j["members"] = opt_.members;
 }
 
@@ -112,7 +115,7 @@ void Progress::emit_step(int epoch, int64_t step_in_epoch, double loss, double l
       epoch_s > 0 ? static_cast<double>(epoch_steps_seen_ * run_.samples_per_step) / epoch_s : NAN;
   if (opt_.style == ProgressStyle::kJson) {
     auto j = json_event("step", epoch, run_.epochs, step_in_epoch, run_.steps_per_epoch);
-    add_member(j);
+    add_part(j);
     j["loss"] = number(loss);
     j["val_loss"] = number(last_val_loss);
     j["samples_per_s"] = number(samples_per_s);
@@ -123,8 +126,8 @@ void Progress::emit_step(int epoch, int64_t step_in_epoch, double loss, double l
   write_line(
       fmt::format("{} {}epoch {}/{} step {}/{}: loss {:.5f}, val loss {}, {:.0f} samples/s; "
                   "ETA {}",
-                  utc_now(), member_prefix(), epoch, run_.epochs, step_in_epoch,
-                  run_.steps_per_epoch, loss, val_text(last_val_loss, 5),
+                  utc_now(), part_prefix(), epoch, run_.epochs, step_in_epoch, run_.steps_per_epoch,
+                  loss, val_text(last_val_loss, 5),
                   std::isfinite(samples_per_s) ? samples_per_s : 0.0, format_eta(e)));
 }
 
@@ -143,12 +146,11 @@ void Progress::draw_bar(int epoch, int64_t step_in_epoch, double loss, double la
       static_cast<int>(kWidth * step_in_epoch / std::max<int64_t>(1, run_.steps_per_epoch));
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
-  std::fprintf(opt_.out,
-               "\r\033[K%sepoch %d/%d [%s] %lld/%lld loss %.4f val %s %.0f samples/s ETA %s",
-               member_prefix().c_str(), epoch, run_.epochs, bar.c_str(),
-               static_cast<long long>(step_in_epoch), static_cast<long long>(run_.steps_per_epoch),
-               loss, val_text(last_val_loss, 4).c_str(),
-               rate * static_cast<double>(run_.samples_per_step), format_eta(e).c_str());
+  std::fprintf(
+      opt_.out, "\r\033[K%sepoch %d/%d [%s] %lld/%lld loss %.4f val %s %.0f samples/s ETA %s",
+      part_prefix().c_str(), epoch, run_.epochs, bar.c_str(), static_cast<long long>(step_in_epoch),
+      static_cast<long long>(run_.steps_per_epoch), loss, val_text(last_val_loss, 4).c_str(),
+      rate * static_cast<double>(run_.samples_per_step), format_eta(e).c_str());
   std::fflush(opt_.out);
 }
 
@@ -164,7 +166,7 @@ void Progress::epoch_done(const EpochRecord& r, int patience_left) {
   if (opt_.style == ProgressStyle::kOff) return;
   if (opt_.style == ProgressStyle::kJson) {
     auto j = json_event("epoch", r.epoch, run_.epochs, run_.steps_per_epoch, run_.steps_per_epoch);
-    add_member(j);
+    add_part(j);
     j["loss"] = number(r.train_loss);
     j["val_loss"] = number(r.val_loss);
     j["samples_per_s"] = number(r.samples_per_s);
@@ -185,7 +187,7 @@ void Progress::epoch_done(const EpochRecord& r, int patience_left) {
   const std::string msg = fmt::format(
       "{}epoch {}/{}: train loss {:.5f}, val loss {:.5f}, lr {:.3g}, {:.1f} s, {:.0f} "
       "samples/s{}{}",
-      member_prefix(), r.epoch, run_.epochs, r.train_loss, r.val_loss, r.lr, r.seconds,
+      part_prefix(), r.epoch, run_.epochs, r.train_loss, r.val_loss, r.lr, r.seconds,
       r.samples_per_s, tail, last ? "" : "; ETA " + format_eta(e));
   write_line(opt_.style == ProgressStyle::kLines ? utc_now() + " " + msg : msg);
 }
@@ -201,7 +203,7 @@ void Progress::done(const ProgressEnd& end) {
   if (opt_.style == ProgressStyle::kJson) {
     auto j =
         json_event("done", end.epochs_run, run_.epochs, run_.steps_per_epoch, run_.steps_per_epoch);
-    add_member(j);
+    add_part(j);
     j["loss"] = number(end.last_train_loss);
     j["val_loss"] = number(end.best_val_loss);
     j["samples_per_s"] = number(samples_per_s);
@@ -213,7 +215,7 @@ void Progress::done(const ProgressEnd& end) {
     return;
   }
   write_line(fmt::format("{} {}done: {} of {} epochs{}, {} steps; scoring the kept model",
-                         utc_now(), member_prefix(), end.epochs_run, run_.epochs,
+                         utc_now(), part_prefix(), end.epochs_run, run_.epochs,
                          end.stopped_early ? " (early stopping)" : "", end.steps));
 }
 

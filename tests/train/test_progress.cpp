@@ -219,3 +219,29 @@ TEST_CASE("progress of an ensemble member: every line and JSON event names the m
   p.step(1, 1, 0.75, NAN);
   CHECK_FALSE(nlohmann::json::parse(single.lines().at(0)).contains("member"));
 }
+
+TEST_CASE("progress of a backtest fold: every line and JSON event names the fold") {
+  const ProgressRun run{2, 3, 16, -1};
+  {
+    Captured out;
+    Progress p({ProgressStyle::kLines, 0, out.file, 2, 5, 4, 5}, run);  // member 2 of fold 4
+    p.step(1, 1, 0.75, NAN);
+    p.done({1, 3, 1, 0.25, 0.5, false});
+    const auto lines = out.lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find(" fold 4/5 member 2/5 epoch 1/2 step 1/3: ") != std::string::npos);
+    CHECK(lines[1].find(" fold 4/5 member 2/5 done: ") != std::string::npos);
+  }
+  Captured out;
+  Progress p({ProgressStyle::kJson, 0, out.file, 0, 0, 2, 5}, run);
+  p.step(1, 1, 0.75, NAN);
+  p.epoch_done(record(1, true), -1);
+  p.done({1, 3, 1, 0.25, 0.5, false});
+  for (const auto& line : out.lines()) {
+    CAPTURE(line);
+    const auto j = nlohmann::json::parse(line);
+    CHECK(j.at("fold") == 2);
+    CHECK(j.at("folds") == 5);
+    CHECK_FALSE(j.contains("member"));
+  }
+}

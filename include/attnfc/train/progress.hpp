@@ -78,6 +78,8 @@ struct ProgressOptions {
   // An ensemble's member k of `members` (1-based; 0 = not a member): every line, the bar
   // and every JSON event say which member is training, since each restarts at epoch 1.
   int member = 0, members = 0;
+  // A backtest's fold k of `folds` (1-based; 0 = not a backtest), said the same way.
+  int fold = 0, folds = 0;
 };
 
 // The run being watched.
@@ -126,8 +128,9 @@ class Progress {
   Eta eta_in_epoch(int epoch, int64_t step_in_epoch,
                    std::chrono::steady_clock::time_point now) const;
   void write_line(const std::string& line);
-  std::string member_prefix() const;  // "member 2/5 ", or "" outside an ensemble
-  void add_member(nlohmann::ordered_json& j) const;
+  // Which part of a larger run this is: "fold 2/5 member 1/3 ", "member 2/5 " or "".
+  std::string part_prefix() const;
+  void add_part(nlohmann::ordered_json& j) const;
 
   ProgressOptions opt_;
   ProgressRun run_;
