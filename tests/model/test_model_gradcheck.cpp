@@ -99,14 +99,19 @@ double worst_violation(GradFixture& f, std::string* where, const char* tamper = 
   return worst;
 }
 
-}  // namespace
-
-TEST_CASE("model gradcheck: default architecture (causal norm, delta target, all positions)") {
-  GradFixture f(model_test::micro_config());
+// Every parameter's analytic gradient against central differences (worst_violation <= 1).
+void check_gradients(const ModelConfig& c) {
+  GradFixture f(c);
   std::string where;
   const double v = worst_violation(f, &where);
   INFO(where);
   CHECK(v <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("model gradcheck: default architecture (causal norm, delta target, all positions)") {
+  check_gradients(model_test::micro_config());
 }
 
 TEST_CASE("model gradcheck: mlp embedding, learned positions, instance norm, last position") {
@@ -118,11 +123,7 @@ TEST_CASE("model gradcheck: mlp embedding, learned positions, instance norm, las
   c.target = model::HeadTarget::kValue;
   c.loss = model::LossKind::kHuber;
   c.huber_delta = 0.5f;
-  GradFixture f(c);
-  std::string where;
-  const double v = worst_violation(f, &where);
-  INFO(where);
-  CHECK(v <= 1.0);
+  check_gradients(c);
 }
 
 TEST_CASE("model gradcheck: mixed channels, point tokens (P = 1)") {
@@ -133,11 +134,7 @@ TEST_CASE("model gradcheck: mixed channels, point tokens (P = 1)") {
   c.context_length = 5;
   c.n_layers = 1;
   c.positional = model::PositionalEncoding::kNone;
-  GradFixture f(c);
-  std::string where;
-  const double v = worst_violation(f, &where);
-  INFO(where);
-  CHECK(v <= 1.0);
+  check_gradients(c);
 }
 
 TEST_CASE("model gradcheck: linear shortcut (lookback shorter and longer than the context)") {
@@ -145,11 +142,7 @@ TEST_CASE("model gradcheck: linear shortcut (lookback shorter and longer than th
     CAPTURE(lookback);
     ModelConfig c = model_test::micro_config();
     c.linear_lookback = lookback;
-    GradFixture f(c);
-    std::string where;
-    const double v = worst_violation(f, &where);
-    INFO(where);
-    CHECK(v <= 1.0);
+    check_gradients(c);
   }
 }
 
@@ -160,11 +153,7 @@ TEST_CASE("model gradcheck: overlapping patches (stride 1 and 2 of 4) with the l
     c.patch_len = 4;
     c.patch_stride = stride;
     c.linear_lookback = 6;
-    GradFixture f(c);
-    std::string where;
-    const double v = worst_violation(f, &where);
-    INFO(where);
-    CHECK(v <= 1.0);
+    check_gradients(c);
   }
 }
 

@@ -23,13 +23,20 @@ using attnfc_test::g_armed;
 
 using namespace attnfc;
 
-TEST_CASE("training step: no heap allocation in the steady state") {
+namespace {
+model::ModelConfig small_config() {
   model::ModelConfig c;
   c.context_length = 64;
   c.patch_len = 8;
   c.horizon = 8;
   c.d_model = 32;
   c.n_layers = 2;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("training step: no heap allocation in the steady state") {
+  model::ModelConfig c = small_config();
   for (int variant = 0; variant < 3; ++variant) {
     CAPTURE(variant);
     if (variant == 1) {
@@ -81,12 +88,7 @@ TEST_CASE("training step: no heap allocation in the steady state") {
 TEST_CASE("forecast: repeated calls reuse the arena (validation calls it once per batch)") {
   // A fresh arena per call page-faulted its whole size on every batch (26.8 s instead of
   // 3.6 s for one ETTh1 evaluate). Only the returned vectors may be allocated.
-  model::ModelConfig c;
-  c.context_length = 64;
-  c.patch_len = 8;
-  c.horizon = 8;
-  c.d_model = 32;
-  c.n_layers = 2;
+  model::ModelConfig c = small_config();
   ag::ParameterSet params;
   model::PatchTransformer m(c, params, 1);
   std::vector<float> w(16 * 64);
