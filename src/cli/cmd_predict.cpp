@@ -19,6 +19,7 @@
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
 #include "output.hpp"
+#include "predict_batch.hpp"
 #include "predict_checks.hpp"
 #include "predict_levels.hpp"
 #include "predict_output.hpp"
@@ -80,47 +81,6 @@ void ensure_frequency(data::TimeSeries& series, const train::LoadedModel& lm,
                      ": cannot tell the time step of the series, so the forecast "
                      "has no timestamps; give data.frequency in the training config");
   series.frequency = data::Frequency::parse(lm.frequency);
-}
-
-// The forecast [H, C] in original units of one series from its last L rows (front-padded
-// with unobserved steps when it is shorter), scaled by `scaler`; filled values are
-// unobserved, as in training.
-std::vector<float> forecast_series(const train::LoadedModel& lm, const data::TimeSeries& series,
-                                   const data::Scaler& scaler, int H, const SampleBuffers& known) {
-  const int C = static_cast<int>(series.num_channels());
-  const int L = lm.context();
-  std::vector<float> scaled = series.values;
-  scaler.transform(scaled.data(), series.rows());
-  const auto rows = static_cast<int64_t>(series.rows());
-  SampleBuffers sample(1, L, 0, C);
-  const int64_t take = std::min<int64_t>(L, rows);
-  for (int64_t t = 0; t < take; ++t)
-    for (int c = 0; c < C; ++c) {
-      const size_t src = static_cast<size_t>(rows - take + t) * C + c;
-      const size_t dst = static_cast<size_t>(L - take + t) * C + c;
-      sample.context_values[dst] = scaled[src];
-      sample.context_observed[dst] = series.observed[src];
-    }
-  std::vector<float> forecast(static_cast<size_t>(H) * C);
-  SampleBatch batch = sample.view(1);
-  if (known.capacity > 0) batch.known = known.view(1).known;
-  const int Q = lm.config().levels(), m = lm.config().median_level();
-  std::vector<float> levels;  // [H, Q, C]
-  train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr, lm.calibration.get())(
-      batch, forecast.data());
-  scaler.inverse_transform(forecast.data(), H);
-  if (Q == 1) return forecast;
-  // [H, C, Q]: the point forecast, then the other levels in increasing order.
-  scaler.inverse_transform(levels.data(), static_cast<size_t>(H) * Q);
-  std::vector<float> out(static_cast<size_t>(H) * C * Q);
-  for (int h = 0; h < H; ++h)
-    for (int c = 0; c < C; ++c) {
-      float* o = &out[(static_cast<size_t>(h) * C + c) * Q];
-      *o++ = forecast[static_cast<size_t>(h) * C + c];
-      for (int q = 0; q < Q; ++q)
-        if (q != m) *o++ = levels[(static_cast<size_t>(h) * Q + q) * C + c];
-    }
-  return out;
 }
 
 // Where a predict input's future covariates come from: its own rows after the history,
@@ -231,12 +191,34 @@ std::vector<size_t> chosen_series(const std::vector<data::SeriesSegment>& segmen
   return out;
 }
 
+// A series of a panel waiting for its batch: what its forecast needs and where it goes.
+struct PanelSeries {
+  data::TimeSeries series;
+  data::Scaler scaler;
+  SampleBuffers known;
+  std::string label, lead;
+};
+
+// Forecasts the pending series in one batch and appends their rows in order.
+void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pending,
+           InputForecast& out, const LevelColumns& cols, const std::string& model) {
+  std::vector<ForecastWindow> windows;
+  for (const PanelSeries& p : pending) windows.push_back({&p.series, &p.scaler, &p.known});
+  const std::vector<std::vector<float>> forecasts = forecast_windows(lm, H, windows);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    check_finite(forecasts[i], pending[i].series, H, pending[i].label, model);
+    append_rows(out, pending[i].series, forecasts[i], pending[i].label, pending[i].lead, cols);
+  }
+  pending.clear();
+}
+
 // A panel: every series chosen, forecast from its own history and scaled by the scaler
 // training fit on it (a series the model has not seen: by its own history), written as one
-// long CSV "<id column>,<time>,<columns>".
+// long CSV "<id column>,<time>,<columns>". Series are forecast 256 at a time.
 InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& panel,
                              const std::string& input, const PredictOptions& a,
                              const Futures& futures) {
+  constexpr size_t kBatch = 256;
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
   const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
@@ -244,18 +226,22 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
   out.time_name = csv_cell(panel.id_column) + "," + out.time_name;
   const std::vector<data::SeriesSegment> segments = panel.series_segments();
   size_t unseen = 0;
+  std::vector<PanelSeries> pending;
   for (const size_t k : chosen_series(segments, a.ids, input)) {
-    const data::TimeSeries series = data::series_of(panel, k);
-    const std::string label = input + ": series '" + segments[k].id + "'";
-    report_history(check_history(lm, series), label, a.strict);
+    PanelSeries p{data::series_of(panel, k),
+                  data::Scaler{},
+                  {},
+                  input + ": series '" + segments[k].id + "'",
+                  csv_cell(segments[k].id) + ","};
+    report_history(check_history(lm, p.series), p.label, a.strict);
     const data::Scaler* stored = lm.series_scalers.find(segments[k].id);
-    const data::Scaler own = stored ? *stored : data::Scaler::fit(series, {0, series.rows()});
+    p.scaler = stored ? *stored : data::Scaler::fit(p.series, {0, p.series.rows()});
     unseen += stored ? 0 : 1;
-    const SampleBuffers known = known_for(lm, series, own, segments[k].id, futures, label, H);
-    const std::vector<float> forecast = forecast_series(lm, series, own, H, known);
-    check_finite(forecast, series, H, label, a.model);
-    append_rows(out, series, forecast, label, csv_cell(segments[k].id) + ",", cols);
+    p.known = known_for(lm, p.series, p.scaler, segments[k].id, futures, p.label, H);
+    pending.push_back(std::move(p));
+    if (pending.size() == kBatch) flush(lm, H, pending, out, cols, a.model);
   }
+  flush(lm, H, pending, out, cols, a.model);
   if (unseen > 0)
     spdlog::warn("{}: {} series the model was not trained on, each scaled by its own history",
                  input, unseen);
@@ -284,7 +270,7 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(series, lm, name);
   const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, name, H);
-  const std::vector<float> forecast = forecast_series(lm, series, lm.scaler, H, known);
+  const std::vector<float> forecast = forecast_windows(lm, H, {{&series, &lm.scaler, &known}})[0];
   check_finite(forecast, series, H, name, a.model);
   const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
   InputForecast out = empty_forecast(series, input, cols);

@@ -127,7 +127,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   const int64_t Q = config_.levels(), m = config_.median_level();
   if (levels) levels->assign(static_cast<size_t>(batch * want * Q * C), 0.0f);
   // Chunks bound the arena; 256 windows of the default model take a few MB.
-  constexpr int64_t kChunk = 256;
+  constexpr int64_t kChunk = 128;
   ag::NoGradScope no_grad;
   InferenceGraph inference;
   ag::Graph& graph = inference.get();

@@ -36,19 +36,32 @@ KnownInputs repeat_known(const KnownInputs& k, int64_t batch, int C, int H, Samp
 
 namespace {
 
-// The members' mean of every quantile level, [samples, H, Q, C_model], reordered into the
-// window layout [batch, H, Q, C] (a channel-independent sample b * C + c is window b's c).
-void mean_levels(const Members& members, const float* values, const uint8_t* observed,
-                 int64_t samples, int L, int H, const KnownInputs& inputs, bool mixed,
-                 int64_t batch, int C, std::vector<float>& out) {
-  std::vector<float> sum, lv;
+// Each member forecasts once: its point forecast is summed into `point` (the members'
+// order, as the mean's bits need) and, when `levels` is asked for, its levels into `sum`.
+// The mean of the levels is then reordered into the window layout [batch, H, Q, C] (a
+// channel-independent sample b * C + c is window b's channel c).
+std::vector<float> sum_members(const Members& members, const float* values, const uint8_t* observed,
+                               int64_t samples, int L, int H, const KnownInputs& inputs,
+                               std::vector<float>* levels_sum) {
+  std::vector<float> point, lv;
+  std::vector<float>* lv_out = levels_sum ? &lv : nullptr;
   for (const model::PatchTransformer* m : members) {
-    m->forecast(values, observed, samples, L, H, inputs, &lv);
-    if (sum.empty()) sum.assign(lv.size(), 0.0f);
-    for (size_t i = 0; i < lv.size(); ++i) sum[i] += lv[i];
+    const std::vector<float> f = m->forecast(values, observed, samples, L, H, inputs, lv_out);
+    if (point.empty()) {
+      point = f;
+    } else {
+      for (size_t i = 0; i < f.size(); ++i) point[i] += f[i];
+    }
+    if (!levels_sum) continue;
+    if (levels_sum->empty()) levels_sum->assign(lv.size(), 0.0f);
+    for (size_t i = 0; i < lv.size(); ++i) (*levels_sum)[i] += lv[i];
   }
-  const int Q = members.front()->config().levels();
-  const auto k = static_cast<float>(members.size());
+  return point;
+}
+
+void mean_levels(const std::vector<float>& sum, size_t members, int Q, int H, bool mixed,
+                 int64_t batch, int C, std::vector<float>& out) {
+  const auto k = static_cast<float>(members);
   out.resize(sum.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int h = 0; h < H; ++h)
@@ -56,7 +69,7 @@ void mean_levels(const Members& members, const float* values, const uint8_t* obs
         for (int c = 0; c < C; ++c) {
           const int64_t dst = ((b * H + h) * Q + q) * C + c;
           const int64_t src = mixed ? dst : ((b * C + c) * H + h) * Q + q;
-          out[static_cast<size_t>(dst)] = members.size() > 1 ? sum[src] / k : sum[src];
+          out[static_cast<size_t>(dst)] = members > 1 ? sum[src] / k : sum[src];
         }
 }
 
@@ -97,11 +110,9 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
     }
     const int64_t samples = mixed ? batch : batch * C;
     const KnownInputs inputs = mixed ? s.known : repeat_known(s.known, batch, C, model_h, *known);
-    std::vector<float> f = members[0]->forecast(values, observed, samples, L, H, inputs);
-    for (size_t k = 1; k < members.size(); ++k) {
-      const std::vector<float> fk = members[k]->forecast(values, observed, samples, L, H, inputs);
-      for (size_t i = 0; i < f.size(); ++i) f[i] += fk[i];
-    }
+    std::vector<float> level_sum;
+    std::vector<float> f = sum_members(members, values, observed, samples, L, H, inputs,
+                                       levels ? &level_sum : nullptr);
     if (members.size() > 1) {
       const auto k = static_cast<float>(members.size());
       for (float& v : f) v /= k;
@@ -111,7 +122,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
         for (int c = 0; c < C; ++c)
           out[(b * H + h) * C + c] = mixed ? f[(b * H + h) * C + c] : f[(b * C + c) * H + h];
     if (levels)
-      mean_levels(members, values, observed, samples, L, H, inputs, mixed, batch, C, *levels);
+      mean_levels(level_sum, members.size(), members.front()->config().levels(), H, mixed, batch, C,
+                  *levels);
     if (levels && cal) cal->apply(levels->data(), batch, H);
   };
 }
