@@ -84,10 +84,12 @@ inline void for_level(const Block& b, int64_t j, F&& f) {
 }
 
 // dst[(r Q + j) C + c] += d[j rows + r C + c] for the block's rows (r, c), rows = its
-// number of rows: a level-major buffer added to a row-major gradient.
-void add_rows(const Block& b, const double* d, float* dst) {
+// number of rows: a level-major buffer added to a row-major gradient, leaving out the rows
+// whose skip_zero[r C + c] is 0 (the pinball loss's rows of weight 0).
+void add_rows(const Block& b, const double* d, float* dst, const float* skip_zero = nullptr) {
   const int64_t rows = b.rows * b.C;
   for (int64_t i = 0; i < rows; ++i) {
+    if (skip_zero && skip_zero[i] == 0.0f) continue;
     const int64_t r = i / b.C, c = i - r * b.C;
     for (int64_t j = 0; j < b.Q; ++j)
       dst[(r * b.Q + j) * b.C + c] += static_cast<float>(d[j * rows + i]);
@@ -162,13 +164,7 @@ void pinball_backward(const ag::TensorNode& node) {
         dj[rc] = static_cast<float>(g * weight * slope);
       });
     }
-    float* dp = pred.grad() + b.offset();
-    for (int64_t i = 0; i < rows; ++i) {
-      if (w && w[first + i] == 0.0f) continue;
-      const int64_t r = i / C, c = i - r * C;
-      for (int64_t j = 0; j < Q; ++j)
-        dp[(r * Q + j) * C + c] += static_cast<float>(d[j * rows + i]);
-    }
+    add_rows(b, d, pred.grad() + b.offset(), w ? w + first : nullptr);  // rows of weight 0 stay
   });
 }
 
