@@ -202,7 +202,7 @@ struct PanelSeries {
 // Forecasts the pending series in one batch and appends their rows in order.
 void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pending,
            InputForecast& out, const LevelColumns& cols, const std::string& model) {
-  std::vector<ForecastWindow> windows;
+  std::vector<SeriesToForecast> windows;
   for (const PanelSeries& p : pending) windows.push_back({&p.series, &p.scaler, &p.known});
   const std::vector<std::vector<float>> forecasts = forecast_windows(lm, H, windows);
   for (size_t i = 0; i < pending.size(); ++i) {

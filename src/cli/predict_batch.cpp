@@ -26,7 +26,7 @@ void fill_context(const data::TimeSeries& series, const data::Scaler& scaler, Sa
 }
 
 // The decoder's inputs of every window, one after the other; empty without a decoder.
-SampleBuffers gather_known(const std::vector<ForecastWindow>& windows) {
+SampleBuffers gather_known(const std::vector<SeriesToForecast>& windows) {
   SampleBuffers out;
   const SampleBuffers& first = *windows.front().known;
   if (first.capacity == 0) return out;
@@ -68,7 +68,7 @@ std::vector<float> to_output(const data::Scaler& scaler, const float* point, con
 }  // namespace
 
 std::vector<std::vector<float>> forecast_windows(const train::LoadedModel& lm, int H,
-                                                 const std::vector<ForecastWindow>& windows) {
+                                                 const std::vector<SeriesToForecast>& windows) {
   if (windows.empty()) return {};
   const auto n = static_cast<int64_t>(windows.size());
   const int C = static_cast<int>(windows.front().series->num_channels());

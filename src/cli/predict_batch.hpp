@@ -15,7 +15,7 @@ namespace attnfc::cli {
 
 // One series to forecast: its last L rows are read, scaled by `scaler`, with the decoder's
 // inputs `known` (capacity 0 for a model without them). The pointers must outlive the call.
-struct ForecastWindow {
+struct SeriesToForecast {
   const data::TimeSeries* series;
   const data::Scaler* scaler;
   const SampleBuffers* known;
@@ -26,6 +26,6 @@ struct ForecastWindow {
 // in increasing order. Series shorter than L are front-padded with unobserved steps, and
 // missing values are unobserved, as in training. All windows have the same channels.
 std::vector<std::vector<float>> forecast_windows(const train::LoadedModel& lm, int H,
-                                                 const std::vector<ForecastWindow>& windows);
+                                                 const std::vector<SeriesToForecast>& windows);
 
 }  // namespace attnfc::cli
