@@ -75,7 +75,10 @@ inline Options parse_args(int argc, char** argv) {
   return o;
 }
 
+// --filter SUBSTRING selects the cases whose name contains it; --filter =NAME exactly NAME
+// ("S" alone also selects "S-quantiles").
 inline bool selected(const Options& o, const std::string& name) {
+  if (!o.filter.empty() && o.filter[0] == '=') return name == o.filter.substr(1);
   return o.filter.empty() || name.find(o.filter) != std::string::npos;
 }
 

@@ -14,8 +14,8 @@ namespace attnfc::model {
 
 namespace {
 
-const std::set<std::string> kReserved = {"format", "format_version", "attnfc_version",
-                                         "model_config", "members"};
+const std::set<std::string> kReserved = {"format",       "format_version", "attnfc_version",
+                                         "model_config", "members",        kHeadLayoutKey};
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -48,6 +48,7 @@ void save_members(const std::string& path, const std::vector<const PatchTransfor
   file.metadata["attnfc_version"] = ATTNFC_VERSION;
   file.metadata["model_config"] = config;
   file.metadata["members"] = std::to_string(members.size());
+  file.metadata[kHeadLayoutKey] = kHeadLayout;
   for (size_t k = 0; k < members.size(); ++k) {
     if (to_json(members[k]->config()).dump() != config)
       throw std::logic_error("save_members: member " + std::to_string(k + 1) +

@@ -68,6 +68,47 @@ void add_decoder(std::vector<ParameterSpec>& out, const ModelConfig& c) {
   add_norm(out, "decoder.final_norm", d);
 }
 
+// A name of the linear head's weight or bias, alone or under a prefix ("member2.",
+// "optim.adamw.m.").
+bool is_head_tensor(const std::string& name) {
+  for (const std::string leaf : {"head.weight", "head.bias"}) {
+    if (name == leaf) return true;
+    if (name.size() > leaf.size() &&
+        name.compare(name.size() - leaf.size() - 1, leaf.size() + 1, "." + leaf) == 0)
+      return true;
+  }
+  return false;
+}
+
+// Files written before the 'head_layout' key (2026-12-05) hold a quantile model's linear head
+// step-major, output row (k Q + j) C + c; the model now writes it level-major, (j H + k) C + c
+// (docs/MODEL.md 4c), so those rows, and their optimiser state, move on reading. Tested: the
+// moved model forecasts the old one's bits. The decoder's head (one step) is the same in both.
+void upgrade_head_layout(safetensors::File& file, const ModelConfig& c, const std::string& path) {
+  const auto it = file.metadata.find(kHeadLayoutKey);
+  if (it != file.metadata.end()) {
+    if (it->second != kHeadLayout)
+      throw InputError(path + ": metadata '" + kHeadLayoutKey + "' is \"" + excerpt(it->second) +
+                       "\", expected \"" + kHeadLayout + "\"");
+    return;
+  }
+  const int64_t Q = c.levels(), H = c.horizon, C = c.token_channels();
+  if (Q < 2 || c.cross_attention()) return;
+  const auto rows = static_cast<size_t>(H * Q * C);
+  for (safetensors::TensorData& t : file.tensors) {
+    if (!is_head_tensor(t.name) || t.values.size() % rows != 0) continue;  // shapes: checked later
+    const size_t width = t.values.size() / rows;
+    std::vector<float> moved(t.values.size());
+    for (int64_t k = 0; k < H; ++k)
+      for (int64_t j = 0; j < Q; ++j)
+        for (int64_t ch = 0; ch < C; ++ch)
+          std::copy_n(
+              t.values.begin() + static_cast<std::ptrdiff_t>(((k * Q + j) * C + ch) * width), width,
+              moved.begin() + static_cast<std::ptrdiff_t>(((j * H + k) * C + ch) * width));
+    t.values = std::move(moved);
+  }
+}
+
 }  // namespace
 
 std::string member_prefix(size_t k, size_t count) {
@@ -194,6 +235,7 @@ Checkpoint Checkpoint::from_file(safetensors::File file, const std::string& path
     throw InputError(where + ": " + e.what());
   }
   check_tensors_against_config(ck.file_, ck.config_, ck.members_, path);
+  upgrade_head_layout(ck.file_, ck.config_, path);
   return ck;
 }
 

@@ -53,14 +53,24 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
   }
 }
 
-// Steps [0, take) of windows [first, first + count) of one forecast pass, every level,
-// into levels [batch, want, Q * C] at step `done` (non-finite values are caught by the
-// point forecast's check, which reads the same level m).
+// The error for a non-finite forecast of window `window`.
+[[noreturn]] void non_finite(int64_t window) {
+  throw std::runtime_error("forecast: the model produced a non-finite value for window " +
+                           std::to_string(window) + " (diverged weights?)");
+}
+
+// Steps [0, take) of windows [first, first + count) of one forecast pass, p [count, Q, H, C]
+// (level-major, as the head writes it), into levels [batch, want, Q, C] at step `done`.
 void copy_levels(const float* p, int64_t first, int64_t count, int64_t done, int64_t take,
-                 int64_t H, int64_t QC, int64_t want, float* levels) {
+                 int64_t H, int64_t Q, int64_t C, int64_t want, float* levels) {
   for (int64_t b = 0; b < count; ++b)
     for (int64_t h = 0; h < take; ++h)
-      std::copy_n(p + (b * H + h) * QC, QC, levels + ((first + b) * want + done + h) * QC);
+      for (int64_t j = 0; j < Q; ++j) {
+        const float* from = p + ((b * Q + j) * H + h) * C;
+        if (!std::all_of(from, from + C, [](float v) { return std::isfinite(v); }))
+          non_finite(first + b);
+        std::copy_n(from, C, levels + (((first + b) * want + done + h) * Q + j) * C);
+      }
 }
 
 // Contexts [count, L, C] as the model's series view (no target).
@@ -145,21 +155,14 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
       detail::SeriesView view = context_view(count, L, C, ctx.data(), obs.data());
       view.known = known.from(first, H);
       const ag::Tensor pred = predict_positions(view, ForwardOptions{}, true, nullptr);
-      const float* p = pred.data();  // [count, 1, H * Q, C]: level m is the point forecast
+      const float* p = pred.data();  // [count, 1, Q * H, C]: level m is the point forecast
       const int64_t take = std::min(H, want - done);
-      if (levels) copy_levels(p, first, count, done, take, H, Q * C, want, levels->data());
+      if (levels) copy_levels(p, first, count, done, take, H, Q, C, want, levels->data());
       for (int64_t b = 0; b < count; ++b) {
         for (int64_t h = 0; h < take; ++h) {
           for (int64_t c = 0; c < C; ++c) {
-            const float v = p[((b * H + h) * Q + m) * C + c];
-            if (!std::isfinite(v)) {
-              throw std::runtime_error(
-                  "forecast: the model produced a non-finite value for "
-                  "window " +
-                  std::to_string(first + b) +
-                  " (diverged "
-                  "weights?)");
-            }
+            const float v = p[((b * Q + m) * H + h) * C + c];
+            if (!std::isfinite(v)) non_finite(first + b);
             result[((first + b) * want + done + h) * C + c] = v;
           }
         }
@@ -175,7 +178,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
         std::move(ob + shift * C, ob + L * C, ob);
         for (int64_t t = 0; t < shift; ++t) {
           for (int64_t c = 0; c < C; ++c) {
-            cb[(L - shift + t) * C + c] = p[((b * H + (H - shift + t)) * Q + m) * C + c];
+            cb[(L - shift + t) * C + c] = p[((b * Q + m) * H + (H - shift + t)) * C + c];
             ob[(L - shift + t) * C + c] = 1;
           }
         }

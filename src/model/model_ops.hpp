@@ -36,10 +36,11 @@ ag::Tensor gather_rows(const ag::Tensor& table, const int32_t* codes, int64_t co
 // (j > m), -gap'(x_j) * sum_{k <= j} dy_k (j < m), dx_m += sum_k dy_k.
 ag::Tensor monotone_levels(const ag::Tensor& x, int median);
 
-// The mean over levels of the pinball loss of level q_j, pred [.., H * Q, C] (levels of a step
-// consecutive), target and mask [.., H, C], all contiguous: the mean over counted values
-// (mask != 0) of (1/Q) sum_j rho_{q_j}(y - p_j), rho_q(u) = max(q u, (q - 1) u); one fused
-// pass (the per-level quantile_loss over strided slices cost a fifth of a step).
+// The mean over levels of the pinball loss of level q_j, pred [R, Q * C] (row r's Q levels
+// one after another, C values each), target and mask [R, C], all contiguous (the model's
+// rows are its (window, position) pairs, C its H steps times its channels): the mean over
+// counted values (mask != 0) of (1/Q) sum_j rho_{q_j}(y - p_j), with
+// rho_q(u) = max(q u, (q - 1) u); one fused pass.
 // Backward: dp_j += g w (-q_j if y > p_j, 1 - q_j if y < p_j) / (counted Q).
 ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
                                const ag::Tensor& mask, const std::vector<float>& levels);

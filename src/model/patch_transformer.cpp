@@ -170,12 +170,15 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   ag::Tensor raw;
   int64_t n_out = 1;
   if (decoder_) {
-    // Queries for the H steps read all N encoder outputs: [B, H, d] -> head -> [B, H, Q C].
+    // Queries for the H steps read all N encoder outputs: [B, H, d] -> head -> [B, H, Q, C],
+    // then level-major [B, 1, Q H C] as the linear head writes it (a copy only with levels).
     const detail::DecoderDropout drop{p, train, options.dropout_seed,
                                       static_cast<uint64_t>(1 + 2 * blocks_.size())};
     const ag::Tensor y = decoder_->forward(final_norm_.forward(x), in.known, drop);
-    raw = ag::linear(y, decoder_->final_norm.as_prenorm(), head_.weight, head_.bias, {})
-              .reshape({B, 1, H * config_.levels() * C});
+    const int64_t Q = config_.levels();
+    raw = ag::linear(y, decoder_->final_norm.as_prenorm(), head_.weight, head_.bias, {});
+    if (Q > 1) raw = raw.reshape({B, H, Q, C}).transpose(1, 2).contiguous();
+    raw = raw.reshape({B, 1, Q * H * C});
   } else {
     // The final LayerNorm is per position, so the last position may be sliced off first.
     if (last_only) x = x.slice(1, N - 1, N).contiguous();
@@ -187,15 +190,16 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   return head_output(raw, in, B, n_out);
 }
 
-// raw [B, n_out, H * Q * C], the levels of a step and channel in (h, q, c) order ->
-// predictions [B, n_out, H * Q, C] in data units.
+// raw [B, n_out, Q * H * C], level-major (level j's H steps and C channels contiguous: the
+// non-crossing map and the pinball loss then run on contiguous rows) -> predictions
+// [B, n_out, Q * H, C] in data units, in the same order.
 ag::Tensor PatchTransformer::head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
                                          int64_t n_out) const {
   const int64_t C = config_.token_channels(), H = config_.horizon, Q = config_.levels();
   if (Q > 1)  // non-crossing levels (docs/MODEL.md 4c)
-    raw = detail::monotone_levels(raw.reshape({B * n_out * H, Q, C}), config_.median_level());
+    raw = detail::monotone_levels(raw.reshape({B * n_out, Q, H * C}), config_.median_level());
   if (config_.linear_lookback == 0)
-    return detail::scale_shift(raw.reshape({B, n_out, H * Q, C}), in.scale, in.offset);
+    return detail::scale_shift(raw.reshape({B, n_out, Q * H, C}), in.scale, in.offset);
   // Linear shortcut (C == 1): s W^T [B, n_out, K] -> [B, n_out, H] joins the head before
   // de-normalising (the same shift for every level); its bias [H] is added after, in data
   // units.
@@ -205,11 +209,11 @@ ag::Tensor PatchTransformer::head_output(ag::Tensor raw, const detail::Prepared&
     const ag::Tensor pred = detail::scale_shift(raw, in.scale, in.offset);
     return ag::add(pred, linear_skip_bias_.reshape({H, 1}));
   }
-  raw = ag::add(raw.reshape({B, n_out, H, Q}), skip.reshape({B, n_out, H, 1}));
+  raw = ag::add(raw.reshape({B, n_out, Q, H}), skip.reshape({B, n_out, 1, H}));
   const ag::Tensor pred =
-      detail::scale_shift(raw.reshape({B, n_out, H * Q, 1}), in.scale, in.offset);
-  return ag::add(pred.reshape({B, n_out, H, Q}), linear_skip_bias_.reshape({H, 1}))
-      .reshape({B, n_out, H * Q, 1});
+      detail::scale_shift(raw.reshape({B, n_out, Q * H, 1}), in.scale, in.offset);
+  return ag::add(pred.reshape({B, n_out, Q, H}), linear_skip_bias_.reshape({1, H}))
+      .reshape({B, n_out, Q * H, 1});
 }
 
 ag::Tensor PatchTransformer::point_of(const ag::Tensor& pred) const {
@@ -217,7 +221,7 @@ ag::Tensor PatchTransformer::point_of(const ag::Tensor& pred) const {
   if (Q == 1) return pred;
   const int64_t B = pred.size(0), n = pred.size(1), C = pred.size(3), H = config_.horizon;
   const int m = config_.median_level();
-  return pred.reshape({B * n * H, Q, C}).slice(1, m, m + 1).contiguous().reshape({B, n, H, C});
+  return pred.reshape({B * n, Q, H * C}).slice(1, m, m + 1).contiguous().reshape({B, n, H, C});
 }
 
 ag::Tensor PatchTransformer::forward(const SampleBatch& batch,
@@ -241,8 +245,12 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
   }
   const ag::Tensor pred = forward_prepared(detail::prepare_inputs(config_, view, last_only),
                                            options, last_only, nullptr);
-  if (config_.levels() > 1)
-    return detail::pinball_over_levels(pred, targets, mask, config_.quantiles);
+  if (config_.levels() > 1) {  // rows (b, n) of Q levels of H C values each
+    const int64_t rows = pred.size(0) * pred.size(1), HC = targets.numel() / rows;
+    return detail::pinball_over_levels(
+        pred.reshape({rows, config_.levels() * HC}), targets.reshape({rows, HC}),
+        mask.defined() ? mask.reshape({rows, HC}) : mask, config_.quantiles);
+  }
   switch (config_.loss) {
     case LossKind::kMae:
       return ag::mae_loss(pred, targets, mask);

@@ -27,19 +27,21 @@ double gap_slope(double x) {
   return 0.5 * (1.0 + x / std::sqrt(x * x + 1.0));
 }
 
-// Rows (r, c) are independent in every op here, so they are split into blocks of a fixed
-// number of rows r (not a fixed number per thread): the values, and the order of the one
-// serial sum (pinball_over_levels' total, taken after the blocks in row order), do not
-// depend on the thread count. Inside a block the loops run level by level over the rows, so
-// the row loop (contiguous in r, strided by Q in the levels) vectorizes; each element sees
-// the same operations in the same order as a row-by-row loop would apply.
-constexpr int64_t kBlockRows = 512;
+// Rows r are independent in every op here, so they are split into blocks of a fixed number
+// of rows (from the shape, never from the thread count): the values, and the order of the
+// one serial sum (pinball_over_levels' total, taken after the blocks in row order), do not
+// depend on the thread count. x [R, Q, C] holds a row's Q levels one after another, each C
+// values contiguous (the model's C is its H steps times its channels), so every loop below
+// runs over c, contiguous, and vectorizes; each element sees the operations a loop over
+// (r, c), level by level, would apply, in the same order.
+constexpr int64_t kBlockElements = 8192;            // about 32 KiB of floats
 constexpr int64_t kParallelMin = int64_t{1} << 15;  // elements: below this one thread wins
 
 template <class Body>
 void for_row_blocks(int64_t R, int64_t per_row, Body&& body) {
-  const int64_t blocks = (R + kBlockRows - 1) / kBlockRows;
-  const auto run = [&](int64_t b) { body(b * kBlockRows, std::min(R, (b + 1) * kBlockRows)); };
+  const int64_t rows = std::max<int64_t>(1, kBlockElements / std::max<int64_t>(per_row, 1));
+  const int64_t blocks = (R + rows - 1) / rows;
+  const auto run = [&](int64_t b) { body(b * rows, std::min(R, (b + 1) * rows)); };
   if (R * per_row < kParallelMin || blocks < 2 || omp_in_parallel()) {
     for (int64_t b = 0; b < blocks; ++b) run(b);
     return;
@@ -52,48 +54,39 @@ void for_row_blocks(int64_t R, int64_t per_row, Body&& body) {
   }
 }
 
-// A buffer of doubles kept by each thread (it grows to the largest block once, then a
-// training step allocates nothing). gap and gap_slope fill it; their elements are
-// independent, so these loops vectorize: CMakeLists.txt compiles this file with
-// -fno-math-errno (sqrt then needs no errno branch; it rounds correctly either way, so the
-// values are those of the scalar loop).
+// A buffer of doubles kept by each thread (it grows to the largest request once, then a
+// training step allocates nothing). gap and gap_slope run on contiguous values, so their
+// loops vectorize: CMakeLists.txt compiles this file with -fno-math-errno (sqrt then needs
+// no errno branch; it rounds correctly either way, so the values are the scalar loop's).
 double* scratch(int64_t n) {
   thread_local std::vector<double> buffer;
   if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<size_t>(n));
   return buffer.data();
 }
 
-// One block of rows [r0, r1) of x [R, Q, C]: element (r, j, c) at ((r - r0) Q + j) C + c.
-struct Block {
-  int64_t r0, rows, Q, C;
-  int64_t size() const { return rows * Q * C; }
-  int64_t offset() const { return r0 * Q * C; }
-};
-
-// Calls f(k, kc) for every row (r, c) of the block at level j: k is the element's index in
-// the block, kc the row's index r * C + c over the whole tensor. C == 1 (every
-// channel-independent model) gets its own loop, strided by Q, that the compiler vectorizes.
-template <class F>
-inline void for_level(const Block& b, int64_t j, F&& f) {
-  if (b.C == 1) {
-    for (int64_t r = 0; r < b.rows; ++r) f(r * b.Q + j, b.r0 + r);
-    return;
+// One row's backward through the non-crossing map: x, dy, dx point at its Q levels of C.
+void monotone_row_backward(const float* __restrict x, const float* __restrict dy,
+                           float* __restrict dx, int64_t Q, int64_t C, int64_t m) {
+  double* __restrict above = scratch(2 * C);  // sum_{k >= j} dy_k over the levels above m
+  double* __restrict below = above + C;       // sum_{k <= j} dy_k over the levels below m
+  std::fill(above, above + 2 * C, 0.0);
+  // y_j for j > m depends on x_m and x_{m+1..j}: dx_j = gap'(x_j) * sum_{k >= j} dy_k.
+  for (int64_t j = Q - 1; j > m; --j) {
+    const int64_t o = j * C;
+    for (int64_t c = 0; c < C; ++c) {
+      above[c] += dy[o + c];
+      dx[o + c] += static_cast<float>(gap_slope(x[o + c]) * above[c]);
+    }
   }
-  for (int64_t r = 0; r < b.rows; ++r)
-    for (int64_t c = 0; c < b.C; ++c) f((r * b.Q + j) * b.C + c, (b.r0 + r) * b.C + c);
-}
-
-// dst[(r Q + j) C + c] += d[j rows + r C + c] for the block's rows (r, c), rows = its
-// number of rows: a level-major buffer added to a row-major gradient, leaving out the rows
-// whose skip_zero[r C + c] is 0 (the pinball loss's rows of weight 0).
-void add_rows(const Block& b, const double* d, float* dst, const float* skip_zero = nullptr) {
-  const int64_t rows = b.rows * b.C;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (skip_zero && skip_zero[i] == 0.0f) continue;
-    const int64_t r = i / b.C, c = i - r * b.C;
-    for (int64_t j = 0; j < b.Q; ++j)
-      dst[(r * b.Q + j) * b.C + c] += static_cast<float>(d[j * rows + i]);
+  for (int64_t j = 0; j < m; ++j) {  // y_j = y_{j+1} - gap(x_j): dx_j -= ...
+    const int64_t o = j * C;
+    for (int64_t c = 0; c < C; ++c) {
+      below[c] += dy[o + c];
+      dx[o + c] -= static_cast<float>(gap_slope(x[o + c]) * below[c]);
+    }
   }
+  const int64_t o = m * C;
+  for (int64_t c = 0; c < C; ++c) dx[o + c] += static_cast<float>(above[c] + below[c] + dy[o + c]);
 }
 
 // in[0] = x [R, Q, C]; iarg[0] = m, the median level.
@@ -101,42 +94,40 @@ void monotone_levels_backward(const ag::TensorNode& node) {
   const ag::Tensor& x = node.in[0];
   if (!x.requires_grad()) return;
   const int64_t R = x.size(0), Q = x.size(1), C = x.size(2), m = node.iarg[0];
+  const float *xd = x.data(), *dy = node.out.grad();
+  float* dx = x.grad();
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    const Block b{r0, r1 - r0, Q, C};
-    const float* xd = x.data() + b.offset();
-    const float* dy = node.out.grad() + b.offset();
-    const int64_t first = r0 * C, rows = b.rows * C;  // the block's rows (r, c)
-    // Level-major buffers, as in pinball_backward: each level's dx contribution into
-    // d [Q, rows], then added to dx row by row.
-    double* d = scratch(b.size() + 2 * rows);
-    double* above = d + b.size() - first;  // per row: sum_{k >= j} dy_k, levels above m
-    double* below = above + rows;          // sum_{k <= j} dy_k, levels below m
-    std::fill(above + first, below + first + rows, 0.0);
-    // y_j for j > m depends on x_m and x_{m+1..j}: dx_j = gap'(x_j) * sum_{k >= j} dy_k.
-    for (int64_t j = Q - 1; j > m; --j) {
-      double* dj = d + j * rows - first;
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        above[rc] += dy[k];
-        dj[rc] = static_cast<float>(gap_slope(xd[k]) * above[rc]);
-      });
-    }
-    for (int64_t j = 0; j < m; ++j) {  // y_j = y_{j+1} - gap(x_j): dx_j -= ...
-      double* dj = d + j * rows - first;
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        below[rc] += dy[k];
-        dj[rc] = -static_cast<float>(gap_slope(xd[k]) * below[rc]);
-      });
-    }
-    double* dm = d + m * rows - first;
-    for_level(b, m, [&](int64_t k, int64_t rc) {
-      dm[rc] = static_cast<float>(above[rc] + below[rc] + dy[k]);
-    });
-    add_rows(b, d, x.grad() + b.offset());
+    for (int64_t r = r0; r < r1; ++r)
+      monotone_row_backward(xd + r * Q * C, dy + r * Q * C, dx + r * Q * C, Q, C, m);
   });
 }
 
+// One row's pinball gradient: p, dp at its Q levels of C; y, w at its C targets (kMasked
+// false: all counted). d/dp rho_q(y - p) = -q where y > p, 1 - q where y < p (0 at the kink,
+// as quantile_loss).
+template <bool kMasked>
+void pinball_row_backward(const float* __restrict p, const float* __restrict y,
+                          const float* __restrict w, float* __restrict dp, const float* q,
+                          int64_t Q, int64_t C, double g) {
+  for (int64_t j = 0; j < Q; ++j) {
+    const double level = q[j];
+    const int64_t o = j * C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double weight = kMasked ? static_cast<double>(w[c]) : 1.0;
+      const double u = static_cast<double>(y[c]) - p[o + c];
+      // -q, 1 - q or 0 (exactly; 0 for NaN too) as arithmetic: the signs are random, and
+      // branches missed half the time.
+      const double slope = static_cast<double>(u < 0.0) -
+                           level * (static_cast<double>(u < 0.0) + static_cast<double>(u > 0.0));
+      // A value of weight 0 gets g * 0 * slope = +-0 (slope is finite, NaN targets included),
+      // which leaves every gradient but -0 as it is; pred feeds only this loss, so its
+      // gradient is +0 here. (A select that skipped it became a branch: scalar, 3x slower.)
+      dp[o + c] += static_cast<float>(g * weight * slope);
+    }
+  }
+}
+
 // in: pred [R, Q, C], target [R, C], mask; aux: the Q levels; farg[0]: 1 / (counted * Q).
-// d/dp rho_q(y - p) = -q where y > p, 1 - q where y < p (0 at the kink, as quantile_loss).
 void pinball_backward(const ag::TensorNode& node) {
   const ag::Tensor &pred = node.in[0], &target = node.in[1], &mask = node.in[2];
   if (!pred.requires_grad()) return;
@@ -144,27 +135,14 @@ void pinball_backward(const ag::TensorNode& node) {
   const auto* q = static_cast<const float*>(node.aux);
   const double g = static_cast<double>(node.out.grad()[0]) * node.farg[0];
   const float *y = target.data(), *w = mask.defined() ? mask.data() : nullptr;
+  const float* p = pred.data();
+  float* dp = pred.grad();
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    const Block b{r0, r1 - r0, Q, C};
-    const float* p = pred.data() + b.offset();
-    const int64_t first = r0 * C, rows = b.rows * C;  // the block's rows (r, c)
-    // Level by level into d [Q, rows] (strided loads vectorize well; strided stores are
-    // scatters, slow on AMD), then added to dp row by row, skipping rows of weight 0.
-    double* d = scratch(b.size());
-    for (int64_t j = 0; j < Q; ++j) {
-      const double level = q[j];
-      double* dj = d + j * rows - first;
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        const double weight = w ? w[rc] : 1.0;
-        const double u = static_cast<double>(y[rc]) - p[k];
-        // -q, 1 - q or 0 (exactly; 0 for NaN too), as arithmetic: the signs are random, and
-        // GCC turned the ?: chain into branches that missed half the time.
-        const double slope =
-            static_cast<double>(u < 0) - level * static_cast<double>(u < 0 || u > 0);
-        dj[rc] = static_cast<float>(g * weight * slope);
-      });
-    }
-    add_rows(b, d, pred.grad() + b.offset(), w ? w + first : nullptr);  // rows of weight 0 stay
+    for (int64_t r = r0; r < r1; ++r)
+      if (w)
+        pinball_row_backward<true>(p + r * Q * C, y + r * C, w + r * C, dp + r * Q * C, q, Q, C, g);
+      else
+        pinball_row_backward<false>(p + r * Q * C, y + r * C, nullptr, dp + r * Q * C, q, Q, C, g);
   });
 }
 
@@ -178,32 +156,19 @@ ag::Tensor monotone_levels(const ag::Tensor& x, int median) {
   ag::Tensor y =
       ag::make_output(x.shape(), "monotone_levels", monotone_levels_backward, {&x}, &node);
   const int64_t R = x.size(0), Q = x.size(1), C = x.size(2), m = median;
+  const float* xd = x.data();
+  float* yd = y.data();
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    const Block b{r0, r1 - r0, Q, C};
-    const float* xd = x.data() + b.offset();
-    const int64_t first = r0 * C, rows = b.rows * C;
-    // Level by level into t [Q, rows] (contiguous stores), then copied out row by row.
-    double* t = scratch(b.size());
-    const auto level = [&](int64_t j) { return t + j * rows - first; };
-    for_level(b, m, [&](int64_t k, int64_t rc) { level(m)[rc] = xd[k]; });
-    for (int64_t j = m + 1; j < Q; ++j) {  // y_j = y_{j-1} + gap(x_j)
-      const double* prev = level(j - 1);
-      double* tj = level(j);
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        tj[rc] = static_cast<float>(static_cast<float>(prev[rc]) + gap(xd[k]));
-      });
-    }
-    for (int64_t j = m - 1; j >= 0; --j) {  // y_j = y_{j+1} - gap(x_j)
-      const double* next = level(j + 1);
-      double* tj = level(j);
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        tj[rc] = static_cast<float>(static_cast<float>(next[rc]) - gap(xd[k]));
-      });
-    }
-    float* yd = y.data() + b.offset();
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t r = i / C, c = i - r * C;
-      for (int64_t j = 0; j < Q; ++j) yd[(r * Q + j) * C + c] = static_cast<float>(t[j * rows + i]);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* __restrict xr = xd + r * Q * C;
+      float* __restrict yr = yd + r * Q * C;
+      std::copy_n(xr + m * C, C, yr + m * C);
+      for (int64_t j = m + 1; j < Q; ++j)  // y_j = y_{j-1} + gap(x_j)
+        for (int64_t c = 0; c < C; ++c)
+          yr[j * C + c] = static_cast<float>(yr[(j - 1) * C + c] + gap(xr[j * C + c]));
+      for (int64_t j = m - 1; j >= 0; --j)  // y_j = y_{j+1} - gap(x_j)
+        for (int64_t c = 0; c < C; ++c)
+          yr[j * C + c] = static_cast<float>(yr[(j + 1) * C + c] - gap(xr[j * C + c]));
     }
   });
   if (node) {
@@ -222,21 +187,24 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
   if (!pred.is_contiguous() || !target.is_contiguous() || pred.numel() != R * Q * C ||
       (mask.defined() && (!mask.is_contiguous() || mask.numel() != R * C)))
     ag::op_error("pinball_over_levels",
-                 "expected contiguous pred [.., H * Q, C] and target/mask "
-                 "[.., H, C], got " +
+                 "expected contiguous pred [R, Q * C] and target/mask [R, C], got " +
                      pred.shape().str() + " and " + target.shape().str());
   const float *y = target.data(), *w = mask.defined() ? mask.data() : nullptr;
   double* row_sums = scratch(R * C);  // this thread's buffer; the blocks' threads write it
   std::fill(row_sums, row_sums + R * C, 0.0);
+  const float* p = pred.data();
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    const Block b{r0, r1 - r0, Q, C};
-    const float* p = pred.data() + b.offset();
-    for (int64_t j = 0; j < Q; ++j) {  // rho_q(y - p) = max(q u, (q - 1) u): the signs are
-      const double level = levels[j];  // random, so a max, not a branch
-      for_level(b, j, [&](int64_t k, int64_t rc) {
-        const double u = static_cast<double>(y[rc]) - p[k];
-        row_sums[rc] += std::max(level * u, (level - 1.0) * u);
-      });
+    for (int64_t r = r0; r < r1; ++r) {
+      double* __restrict sums = row_sums + r * C;
+      const float* __restrict yr = y + r * C;
+      for (int64_t j = 0; j < Q; ++j) {  // rho_q(y - p) = max(q u, (q - 1) u): the signs are
+        const double level = levels[j];  // random, so a max, not a branch
+        const float* __restrict pj = p + (r * Q + j) * C;
+        for (int64_t c = 0; c < C; ++c) {
+          const double u = static_cast<double>(yr[c]) - pj[c];
+          sums[c] += std::max(level * u, (level - 1.0) * u);
+        }
+      }
     }
   });
   double total = 0, weight = 0;

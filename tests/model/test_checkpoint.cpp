@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -272,4 +273,83 @@ TEST_CASE("checkpoint: model_config metadata is parsed bounded (depth, duplicate
   CHECK(contains(e, "range of a double"));
   std::remove(good.c_str());
   std::remove(bad.c_str());
+}
+
+namespace {
+
+// One line of tests/model/data/step_major_forecasts.txt: "<name> <what> <count> <hex floats>".
+std::vector<float> recorded(const std::string& name, const std::string& what) {
+  const std::string path =
+      std::string(ATTNFC_SOURCE_DIR) + "/tests/model/data/step_major_forecasts.txt";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  REQUIRE(f != nullptr);
+  char n[64], w[16];
+  size_t count = 0;
+  std::vector<float> out;
+  while (std::fscanf(f, "%63s %15s %zu", n, w, &count) == 3) {
+    std::vector<float> v(count);
+    for (float& x : v) REQUIRE(std::fscanf(f, "%a", &x) == 1);
+    if (name == n && what == w) out = v;
+  }
+  std::fclose(f);
+  REQUIRE(!out.empty());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: a step-major quantile head (written before 2026-12-05) forecasts its bits") {
+  // Two models saved by the old code with the forecasts it made (data/make_step_major_fixture.cc):
+  // read now, their head rows (and the head's optimiser state) move to the level-major order.
+  for (const std::string name : {"step_major_shortcut", "step_major_mixed"}) {
+    CAPTURE(name);
+    const Checkpoint ck = Checkpoint::read(std::string(ATTNFC_SOURCE_DIR) + "/tests/model/data/" +
+                                           name + ".safetensors");
+    CHECK(ck.meta(model::kHeadLayoutKey).empty());
+    ag::ParameterSet params;
+    PatchTransformer m(ck.config(), params, 0);
+    ck.load_into(m);
+    const ModelConfig& c = ck.config();
+    const int64_t C = c.token_channels(), B = 3, Q = c.levels(), H = c.horizon;
+    const bool rollout = c.linear_lookback > 0;
+    const std::vector<float> s =
+        model_test::make_series(B * c.context_length, C, rollout ? 33 : 43);
+    std::vector<float> levels;
+    const std::vector<float> point =
+        m.forecast(s.data(), nullptr, B, c.context_length, rollout ? 5 : 3, {}, &levels);
+    const std::vector<float> want_point = recorded(name, "point"),
+                             want_levels = recorded(name, "levels");
+    CHECK(std::memcmp(point.data(), want_point.data(), sizeof(float) * point.size()) == 0);
+    REQUIRE(levels.size() == want_levels.size());
+    CHECK(std::memcmp(levels.data(), want_levels.data(), sizeof(float) * levels.size()) == 0);
+    // The optimiser state held each head row's old index: row (k Q + j) C + ch is now at
+    // (j H + k) C + ch, every value of the row with it.
+    for (const ag::StateTensor& t : ck.extra()) {
+      const size_t width = t.values.size() / static_cast<size_t>(H * Q * C);
+      for (int64_t k = 0; k < H; ++k)
+        for (int64_t j = 0; j < Q; ++j)
+          for (int64_t ch = 0; ch < C; ++ch)
+            for (size_t i = 0; i < width; ++i)
+              CHECK(t.values[((j * H + k) * C + ch) * width + i] ==
+                    static_cast<float>(((k * Q + j) * C + ch) * width + i));
+    }
+    // Saved again, the file says its layout and reads back unmoved.
+    const std::string path = "test_checkpoint_level_major.safetensors";
+    model::save_checkpoint(path, m, {});
+    const Checkpoint again = Checkpoint::read(path);
+    CHECK(again.meta(model::kHeadLayoutKey) == model::kHeadLayout);
+    ag::ParameterSet params2;
+    PatchTransformer m2(again.config(), params2, 5);
+    again.load_into(m2);
+    std::vector<float> levels2;
+    m2.forecast(s.data(), nullptr, B, c.context_length, rollout ? 5 : 3, {}, &levels2);
+    CHECK(levels2 == levels);
+    // A layout this attnfc does not know is refused, naming the key.
+    st::File file = st::read(path);
+    file.metadata[model::kHeadLayoutKey] = "step_major";
+    st::write(path, file);
+    CHECK(contains(load_error(path),
+                   "metadata 'head_layout' is \"step_major\", expected \"level_major\""));
+    std::remove(path.c_str());
+  }
 }

@@ -1,8 +1,8 @@
-// The quantile head's ops (monotone_levels, pinball_over_levels) run level by level over
-// blocks of rows, in parallel; here they are compared bit for bit with plain row-by-row
-// loops of the formulas in model_ops.hpp, forward and backward, at 1 and 2 threads, on
-// shapes with several blocks, a partial last block, one and three channels, the median at
-// either end and inside, and masked rows.
+// The quantile head's ops (monotone_levels, pinball_over_levels) run over blocks of rows, in
+// parallel, each level's C values contiguous; here they are compared bit for bit with plain
+// loops of the formulas in model_ops.hpp over (r, c), forward and backward, at 1 and 2
+// threads, on shapes with several blocks, a partial last block, widths C from 1 to 679, the
+// median at either end and inside, and masked values.
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -125,7 +125,10 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST_CASE("quantile ops: the blocked, parallel loops give the row-by-row formulas' bits") {
-  const Case cases[] = {{1300, 5, 1, 2}, {1100, 4, 3, 0}, {700, 3, 1, 2}, {9, 5, 1, 1}};
+  // The model's rows are (window, position) pairs of Q levels of H C values: {672, 5, 96, 2}
+  // is the S benchmark shape; 33 and 7 x 97 are awkward widths.
+  const Case cases[] = {{1300, 5, 1, 2}, {1100, 4, 3, 0}, {700, 3, 1, 2}, {9, 5, 1, 1},
+                        {672, 5, 96, 2}, {129, 4, 33, 3}, {7, 5, 679, 2}, {1, 2, 7, 0}};
   for (const Case& k : cases) {
     const int64_t n = k.R * k.Q * k.C;
     std::vector<float> x(n), y(k.R * k.C), w(k.R * k.C, 1.0f), q(k.Q);

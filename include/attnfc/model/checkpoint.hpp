@@ -8,6 +8,8 @@
 //                   (written by save_checkpoint; a version-1 file holds one)
 //   attnfc_version  the writing binary's version         (written by save_checkpoint)
 //   model_config    to_json(ModelConfig), compact JSON   (written by save_checkpoint)
+//   head_layout     "level_major"                        (written by save_checkpoint; absent
+//                   in older files, whose quantile head rows are moved on reading)
 // and, by convention, keys the caller passes in `metadata`:
 //   config     the whole resolved run config (JSON)     scaler   scaler statistics (JSON)
 //   columns    JSON array of channel names              frequency e.g. "1h"
@@ -46,6 +48,10 @@ void save_ensemble_checkpoint(const std::string& path,
                               const std::map<std::string, std::string>& metadata = {});
 
 inline constexpr const char* kOptimPrefix = "optim.";
+// Metadata naming the order of a quantile head's outputs (docs/MODEL.md 4c). A file without
+// it predates the level-major head; reading moves its head rows (checkpoint_read.cpp).
+inline constexpr const char* kHeadLayoutKey = "head_layout";
+inline constexpr const char* kHeadLayout = "level_major";
 
 // One parameter a PatchTransformer registers: its documented name and shape.
 struct ParameterSpec {

@@ -105,7 +105,8 @@ class PatchTransformer {
     nn::MultiHeadAttention attn;
     nn::Linear ff_in, ff_out;
   };
-  // [B, N_out, H, C] predictions (N_out = 1 when last_only).
+  // [B, N_out, Q * H, C] predictions, level-major (N_out = 1 when last_only; Q = 1 without
+  // quantiles).
   ag::Tensor predict_positions(const detail::SeriesView& view, const ForwardOptions& options,
                                bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
@@ -113,7 +114,7 @@ class PatchTransformer {
   ag::Tensor loss_on(const detail::SeriesView& series, const ForwardOptions& options) const;
   ag::Tensor head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
                          int64_t n_out) const;
-  // The point forecast (level 0.5) of predictions [B, n, H * Q, C] -> [B, n, H, C].
+  // The point forecast (level 0.5) of predictions [B, n, Q * H, C] -> [B, n, H, C].
   ag::Tensor point_of(const ag::Tensor& pred) const;
 
   ModelConfig config_;
