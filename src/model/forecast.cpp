@@ -61,12 +61,13 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
 
 // Steps [0, take) of windows [first, first + count) of one forecast pass, p [count, Q, H, C]
 // (level-major, as the head writes it), into levels [batch, want, Q, C] at step `done`.
-void copy_levels(const float* p, int64_t first, int64_t count, int64_t done, int64_t take,
-                 int64_t H, int64_t Q, int64_t C, int64_t want, float* levels) {
+void copy_levels(const float* p, const detail::LevelMajor& at, int64_t first, int64_t count,
+                 int64_t done, int64_t take, int64_t want, float* levels) {
+  const int64_t Q = at.Q, C = at.C;
   for (int64_t b = 0; b < count; ++b)
     for (int64_t h = 0; h < take; ++h)
       for (int64_t j = 0; j < Q; ++j) {
-        const float* from = p + ((b * Q + j) * H + h) * C;
+        const float* from = p + at.at(b, j, h);
         if (!std::all_of(from, from + C, [](float v) { return std::isfinite(v); }))
           non_finite(first + b);
         std::copy_n(from, C, levels + (((first + b) * want + done + h) * Q + j) * C);
@@ -135,6 +136,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   }
   std::vector<float> result(static_cast<size_t>(batch * want * C));
   const int64_t Q = config_.levels(), m = config_.median_level();
+  const detail::LevelMajor at{Q, H, C};  // where each pass's predictions sit
   if (levels) levels->assign(static_cast<size_t>(batch * want * Q * C), 0.0f);
   // Chunks bound the arena: 128 windows of M4's d_model 192 fault in about 115 MB for the
   // whole predict, 256 took 152 MB and were slower (bits do not depend on the chunk).
@@ -157,11 +159,11 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
       const ag::Tensor pred = predict_positions(view, ForwardOptions{}, true, nullptr);
       const float* p = pred.data();  // [count, 1, Q * H, C]: level m is the point forecast
       const int64_t take = std::min(H, want - done);
-      if (levels) copy_levels(p, first, count, done, take, H, Q, C, want, levels->data());
+      if (levels) copy_levels(p, at, first, count, done, take, want, levels->data());
       for (int64_t b = 0; b < count; ++b) {
         for (int64_t h = 0; h < take; ++h) {
           for (int64_t c = 0; c < C; ++c) {
-            const float v = p[((b * Q + m) * H + h) * C + c];
+            const float v = p[at.at(b, m, h) + c];
             if (!std::isfinite(v)) non_finite(first + b);
             result[((first + b) * want + done + h) * C + c] = v;
           }
@@ -178,7 +180,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
         std::move(ob + shift * C, ob + L * C, ob);
         for (int64_t t = 0; t < shift; ++t) {
           for (int64_t c = 0; c < C; ++c) {
-            cb[(L - shift + t) * C + c] = p[((b * Q + m) * H + (H - shift + t)) * C + c];
+            cb[(L - shift + t) * C + c] = p[at.at(b, m, H - shift + t) + c];
             ob[(L - shift + t) * C + c] = 1;
           }
         }

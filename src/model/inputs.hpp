@@ -45,6 +45,14 @@ struct Prepared {
   KnownInputs known;  // passed through from the SeriesView
 };
 
+// Where the values of window b, level j, step h sit in one position's predictions
+// [B, 1, Q H, C] (level-major, as PatchTransformer::head_output writes them): its C
+// channels start at at(b, j, h).
+struct LevelMajor {
+  int64_t Q, H, C;
+  int64_t at(int64_t b, int64_t j, int64_t h) const { return ((b * Q + j) * H + h) * C; }
+};
+
 // Builds the features of the first config.context_length steps of `series`
 // (in the current graph's arena). last_only: scale/offset only for position N-1.
 Prepared prepare_inputs(const ModelConfig& config, const SeriesView& series, bool last_only);

@@ -23,12 +23,13 @@ std::vector<float> PatchTransformer::median_errors(const SampleBatch& batch) con
   const detail::Prepared in = detail::prepare_inputs(config_, view, true);
   const ag::Tensor pred = forward_prepared(in, ForwardOptions{}, true, nullptr);  // [B,1,QH,C]
   const float *p = pred.data(), *y = targets.data(), *w = mask.data(), *sigma = in.scale.data();
+  const detail::LevelMajor at{Q, H, C};
   std::vector<float> errors(static_cast<size_t>(batch.count * H * C));
   for (int64_t b = 0; b < batch.count; ++b)
     for (int64_t k = 0; k < H; ++k)
       for (int64_t c = 0; c < C; ++c) {
         const int64_t i = (b * H + k) * C + c;
-        const double e = (static_cast<double>(y[i]) - p[((b * Q + m) * H + k) * C + c]) /
+        const double e = (static_cast<double>(y[i]) - p[at.at(b, m, k) + c]) /
                          static_cast<double>(sigma[b * C + c]);  // scale [B, 1, 1, C]
         errors[static_cast<size_t>(i)] = w[i] != 0.0f ? static_cast<float>(e) : NAN;
       }
