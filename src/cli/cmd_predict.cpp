@@ -235,7 +235,9 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
                   csv_cell(segments[k].id) + ","};
     report_history(check_history(lm, p.series), p.label, a.strict);
     const data::Scaler* stored = lm.series_scalers.find(segments[k].id);
-    p.scaler = stored ? *stored : data::Scaler::fit(p.series, {0, p.series.rows()});
+    p.scaler = stored ? *stored
+                      : data::Scaler::fit(p.series, {0, p.series.rows()},
+                                          lm.run.data.value_transform(p.series.target_channels));
     unseen += stored ? 0 : 1;
     p.known = known_for(lm, p.series, p.scaler, segments[k].id, futures, p.label, H);
     pending.push_back(std::move(p));

@@ -24,14 +24,15 @@ PanelScaler::PanelScaler(std::vector<std::string> ids, std::vector<Scaler> scale
   }
 }
 
-PanelScaler PanelScaler::fit(const TimeSeries& series, const PanelSplit& split) {
+PanelScaler PanelScaler::fit(const TimeSeries& series, const PanelSplit& split,
+                             const ValueTransform& power) {
   const std::vector<SeriesSegment> segments = series.series_segments();
   std::vector<std::string> ids;
   std::vector<Scaler> scalers;
   for (size_t k = 0; k < split.splits.size(); ++k) {
     const SeriesSegment& seg = segments.at(split.series[k]);
     try {
-      scalers.push_back(Scaler::fit(series, split.splits[k].train));
+      scalers.push_back(Scaler::fit(series, split.splits[k].train, power));
     } catch (const InputError& e) {
       if (segments.size() == 1) throw;
       throw InputError("series '" + seg.id + "': " + e.what());

@@ -236,6 +236,23 @@ void select_value_columns(const CsvTable& table, const CsvOptions& opt,
                                     "; expected every value column to have its own name"));
 }
 
+// The values a power transform cannot take (CsvOptions::domain_channels), first in file
+// order; checked before filling, whose values lie between observed ones.
+void check_domain(const CsvTable& table, const CsvOptions& opt,
+                  const std::vector<ColumnState>& cols) {
+  const size_t n = std::min(opt.domain_channels, cols.size());
+  for (size_t r = 0; r < table.num_rows(); ++r)
+    for (size_t k = 0; k < n; ++k) {
+      const float x = cols[k].values[r];
+      if (!cols[k].observed[r] || (opt.domain_zero_ok ? x >= 0.0f : x > 0.0f)) continue;
+      throw InputError(table.locate_cell(
+          r, cols[k].col,
+          "found " + quote_token(std::string(table.cell(r, cols[k].col))) + ", expected " +
+              (opt.domain_zero_ok ? "a value >= 0" : "a value > 0") + " (" + opt.domain_setting +
+              ")"));
+    }
+}
+
 // Applies the missing-value policy (InputError under "error"); a panel's columns are put in
 // series order first and filled series by series.
 void handle_missing(const CsvTable& table, const CsvOptions& opt, const TimeSeries& s,
@@ -362,6 +379,7 @@ TimeSeries load_series(const CsvTable& table, const CsvOptions& opt) {
         [&](std::string_view cell, double& x) { return parse_number(cell, opt.number, x); });
   }
   select_value_columns(table, opt, time_cols, id_col, explicit_columns, cols);
+  check_domain(table, opt, cols);
   handle_missing(table, opt, s, cols);
   assemble_values(table, cols, s);
   frequency_and_gaps(table, opt, time_cols, s);

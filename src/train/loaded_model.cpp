@@ -260,7 +260,8 @@ data::PanelScaler LoadedModel::scalers_for(const data::TimeSeries& series,
     if (stored) {
       scalers.push_back(*stored);
     } else {
-      scalers.push_back(data::Scaler::fit(series, split.splits[k].train));
+      scalers.push_back(data::Scaler::fit(series, split.splits[k].train,
+                                          run.data.value_transform(series.target_channels)));
       ++fresh;
     }
     ids.push_back(id);
@@ -276,7 +277,9 @@ data::Scaler LoadedModel::scaler_of(const data::TimeSeries& series, data::RowRan
                      std::to_string(series.num_series()) + " (data.id_column '" + series.id_column +
                      "'); expected a file holding one of them");
   const data::Scaler* stored = series_scalers.find(series.series_segments().front().id);
-  return stored ? *stored : data::Scaler::fit(series, fit_rows);
+  return stored ? *stored
+                : data::Scaler::fit(series, fit_rows,
+                                    run.data.value_transform(series.target_channels));
 }
 
 data::TimeSeries LoadedModel::read_series(const std::string& csv_path) const {

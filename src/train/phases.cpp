@@ -55,7 +55,8 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config) {
   // number, resolved once from the data (resolve_model_channels).
   d->series.target_channels = static_cast<size_t>(config.model.target_channels);
   attach_known(config, d->series, config.data.static_columns.empty() ? nullptr : &table);
-  d->scaler = data::PanelScaler::fit(d->series, d->split);
+  d->scaler = data::PanelScaler::fit(d->series, d->split,
+                                     config.data.value_transform(d->series.target_channels));
   std::vector<std::string> parts{"val"};
   if (config.train.evaluate_test) parts.push_back("test");
   d->scorer = std::make_unique<Scorer>(d->series, d->scaler, d->split, config.model.context_length,

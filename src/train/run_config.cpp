@@ -100,6 +100,29 @@ void check_calibrate(const RunConfig& r) {
         "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
 }
 
+// data.transform: the lambda of the targets' power transform, and the load-time check of
+// their domain (values > 0 for log, >= 0 for a power).
+void parse_transform(ConfigSection& s, const nlohmann::json& section, DataConfig& d) {
+  if (s.has("transform") && section.at("transform").is_object()) {
+    ConfigSection t(s.get_object("transform"), "data.transform");
+    if (!t.has("box_cox"))
+      throw InputError(
+          "data.transform: expected \"none\", \"log\", \"sqrt\" or {\"box_cox\": "
+          "lambda} with lambda in [0, 1]");
+    d.transform_lambda = t.get_number("box_cox", 0.0, 0.0, 1.0);
+    t.finish();
+  } else {
+    const std::string name = s.get_choice("transform", "none", {"none", "log", "sqrt"});
+    d.transform_lambda = name == "log" ? 0.0 : name == "sqrt" ? 0.5 : data::ValueTransform::kNone;
+  }
+  if (d.transform_lambda == data::ValueTransform::kNone) return;
+  d.csv.domain_channels = d.csv.value_columns.empty() ? SIZE_MAX : d.csv.value_columns.size();
+  d.csv.domain_zero_ok = d.transform_lambda > 0.0;
+  d.csv.domain_setting = "data.transform takes the " +
+                         std::string(d.transform_lambda > 0.0 ? "power" : "logarithm") +
+                         " of the targets";
+}
+
 DataConfig parse_data(const nlohmann::json& section) {
   ConfigSection s(section, "data");
   DataConfig d;
@@ -123,6 +146,7 @@ DataConfig parse_data(const nlohmann::json& section) {
   }
   d.csv.id_column = s.get_string("id_column", "");
   parse_known_roles(s, section, d);
+  parse_transform(s, section, d);
   d.csv.missing = data::parse_missing_policy(
       s.get_choice("missing", "error", {"error", "ffill", "interpolate", "mask"}));
   d.csv.missing_setting = "data.missing in the config";
@@ -279,6 +303,12 @@ nlohmann::json to_json(const RunConfig& r) {
     data["thousands"] = d.csv.number.thousands ? std::string(1, d.csv.number.thousands) : "";
   }
   if (!d.csv.date_format.empty()) data["date_format"] = d.csv.date_format;
+  if (d.transform_lambda == 0.0)
+    data["transform"] = "log";
+  else if (d.transform_lambda == 0.5)
+    data["transform"] = "sqrt";
+  else if (d.transform_lambda > 0.0)
+    data["transform"] = {{"box_cox", d.transform_lambda}};
   // Only for a panel: a wide run's config.json stays the same bytes as before panels.
   if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")

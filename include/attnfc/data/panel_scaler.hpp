@@ -23,8 +23,9 @@ class PanelScaler {
   PanelScaler(std::vector<std::string> ids, std::vector<Scaler> scalers);
 
   // One scaler per series of split (split.series[k] is its segment), fit on
-  // split.splits[k].train.
-  static PanelScaler fit(const TimeSeries& series, const PanelSplit& split);
+  // split.splits[k].train, after the targets' power transform `power` (Scaler::fit).
+  static PanelScaler fit(const TimeSeries& series, const PanelSplit& split,
+                         const ValueTransform& power = {});
 
   size_t size() const { return scalers_.size(); }
   const std::vector<std::string>& ids() const { return ids_; }

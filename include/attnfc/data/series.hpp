@@ -58,6 +58,12 @@ struct CsvOptions {
   // is an InputError asking for the format). Named in messages as `date_format_setting`.
   std::string date_format;
   std::string date_format_setting = "data.date_format";
+  // The first `domain_channels` value columns (SIZE_MAX: all; the targets come first) must
+  // hold values > 0, or >= 0 with `domain_zero_ok`: data.transform takes their log or a
+  // power. A cell outside is an InputError naming it and `domain_setting`.
+  size_t domain_channels = 0;
+  bool domain_zero_ok = false;
+  std::string domain_setting;
   // true: any gap or off-grid step is an InputError listing the first ones.
   bool regular = false;
   // "" = infer from the timestamps; else a Frequency::parse name ("1h", "B", "1mo").
