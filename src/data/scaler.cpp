@@ -162,6 +162,9 @@ nlohmann::json Scaler::to_json() const {
   nlohmann::json j = {
       {"type", "zscore"}, {"channels", channels_}, {"mean", mean_}, {"scale", scale_}};
   if (power_.empty()) return j;  // untransformed: the bytes of the files of before
+  // Another type name, so that an attnfc from before transforms refuses the file by its
+  // type instead of forecasting in transformed units.
+  j["type"] = "power_zscore";
   nlohmann::json power = nlohmann::json::array();
   for (double p : power_)
     power.push_back(p == ValueTransform::kNone ? nlohmann::json() : nlohmann::json(p));
@@ -179,16 +182,20 @@ Scaler Scaler::from_json(const nlohmann::json& j) {
     return j.at(key);
   };
   const nlohmann::json& type = need("type");
-  if (!type.is_string() || type.get<std::string>() != "zscore") {
-    throw InputError("scaler.type: found " + type.dump() + ", expected \"zscore\"");
-  }
+  const bool powered = type == "power_zscore";
+  if (!powered && type != "zscore")
+    throw InputError("scaler.type: found " + type.dump() +
+                     ", expected \"zscore\" or \"power_zscore\"");
+  if (powered != j.contains("power"))
+    throw InputError(std::string("scaler.power: ") + (powered ? "missing" : "present") +
+                     "; expected it with type \"power_zscore\" only");
   std::vector<std::string> channels;
   std::vector<double> mean, scale, power;
   try {
     channels = need("channels").get<std::vector<std::string>>();
     mean = need("mean").get<std::vector<double>>();
     scale = need("scale").get<std::vector<double>>();
-    if (j.contains("power")) {
+    if (powered) {
       if (!j.at("power").is_array())
         throw InputError("scaler.power: found " + j.at("power").dump() +
                          ", expected an array of lambdas (number or null)");

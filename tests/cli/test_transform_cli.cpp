@@ -65,7 +65,7 @@ TEST_CASE("data.transform log: trained, stored, forecast in the data's units, ev
   CHECK(contains(slurp(s.dir + "/run/config.json"), "\"transform\": \"log\""));
   const std::string model = s.dir + "/run/model.safetensors";
   // Each series' scaler carries it (JSON inside the header's metadata strings).
-  CHECK(contains(slurp(model), R"(\"power\":[0.0])"));
+  CHECK(contains(slurp(model), R"(\"power\":[0.0],\"scale\")"));
 
   const Run predict = run_attnfc("predict -m " + model + " -i " + csv + " -o " + s.dir + "/f.csv");
   REQUIRE_MESSAGE(predict.code == 0, predict.out);

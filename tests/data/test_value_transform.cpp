@@ -82,6 +82,8 @@ TEST_CASE("the scaler's power survives JSON; files without it read as untransfor
   const Scaler sc = Scaler::fit(s, {0, 30}, ValueTransform{0.0, 1});
   const nlohmann::json j = nlohmann::json::parse(sc.to_json().dump());
   CHECK(j.at("power") == nlohmann::json::parse("[0.0, null]"));
+  // Its own type: an attnfc from before transforms refuses it rather than misreading it.
+  CHECK(j.at("type") == "power_zscore");
   const Scaler back = Scaler::from_json(j);
   CHECK(back.power(0) == 0.0);
   CHECK(back.power(1) == ValueTransform::kNone);
@@ -95,6 +97,11 @@ TEST_CASE("the scaler's power survives JSON; files without it read as untransfor
   CHECK_THROWS_WITH(Scaler::from_json(bad), doctest::Contains("found 1 entries for 2 channels"));
   bad["power"] = "log";
   CHECK_THROWS_WITH(Scaler::from_json(bad), doctest::Contains("scaler.power"));
+  bad.erase("power");
+  CHECK_THROWS_WITH(Scaler::from_json(bad), doctest::Contains("scaler.power: missing"));
+  bad = j;
+  bad["type"] = "zscore";
+  CHECK_THROWS_WITH(Scaler::from_json(bad), doctest::Contains("scaler.power: present"));
 }
 
 TEST_CASE("the reader refuses a target outside the transform's domain: file, line, column") {
