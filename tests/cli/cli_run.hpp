@@ -6,12 +6,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cli_test {
 
@@ -75,6 +78,46 @@ inline std::string train_micro_model(const std::string& dir, const std::string& 
   const Run r = run_attnfc("train --config " + dir + "/micro.json --out " + dir + "/run");
   REQUIRE_MESSAGE(r.code == 0, r.out);
   return dir + "/run/model.safetensors";
+}
+
+// A long-format panel at `path` (header id,time,load): series k is ids[k] with lengths[k]
+// hourly rows from 2021-03-01 00:00 (at most 24 days), value(k, t) at step t, interleaved
+// row by row as exports often are. Returns `path`.
+inline std::string write_long_panel(const std::string& path, const std::vector<std::string>& ids,
+                                    const std::vector<int>& lengths,
+                                    const std::function<double(int k, int t)>& value) {
+  std::ofstream f(path);
+  f << "id,time,load\n";
+  int longest = 0;
+  for (int n : lengths) longest = std::max(longest, n);
+  for (int t = 0; t < longest; ++t)
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (t >= lengths[k]) continue;
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "2021-03-%02d %02d:00:00", 1 + t / 24, t % 24);
+      f << ids[k] << "," << stamp << "," << value(static_cast<int>(k), t) << "\n";
+    }
+  return path;
+}
+
+// dir/name: a micro model config for a long file (id, time, load; last_horizon split),
+// with `data_keys` and `model_keys` added to those sections (each followed by a comma).
+inline std::string write_panel_config(const std::string& dir, const std::string& name,
+                                      const std::string& csv, const std::string& data_keys = "",
+                                      const std::string& model_keys = "", int epochs = 1,
+                                      int steps = 4) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << R"({
+  "data": {"path": ")" + csv +
+                             R"(", "id_column": "id", "targets": ["load"], )" + data_keys + R"(
+           "split": "last_horizon"},
+  "model": {)" + model_keys + R"( "context_length": 48, "patch_len": 8, "horizon": 8,
+            "d_model": 8, "n_heads": 2, "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
+  "train": {"epochs": )" + std::to_string(epochs) +
+                             R"(, "batch_size": 16, "max_steps_per_epoch": )" +
+                             std::to_string(steps) + R"(, "lr": 0.003, "seed": 3}
+})";
+  return path;
 }
 
 // An empty scratch folder temp/<prefix><pid>, removed at the end.

@@ -23,36 +23,17 @@ using cli_test::slurp;
 namespace {
 
 // Series "a" (300 rows), "b,x" (a quoted id with a comma, 250 rows, 10x the scale) and "c"
-// (30 rows: too short), interleaved row by row as exports often are.
+// (30 rows: too short).
 std::string write_panel(const std::string& dir) {
-  const std::string path = dir + "/panel.csv";
-  std::ofstream f(path);
-  f << "id,time,load\n";
-  const int length[] = {300, 250, 30};
-  const char* ids[] = {"a", "\"b,x\"", "c"};
   const double scale[] = {1, 10, 2};
-  for (int t = 0; t < 300; ++t)
-    for (int k = 0; k < 3; ++k) {
-      if (t >= length[k]) continue;
-      char stamp[32];
-      std::snprintf(stamp, sizeof stamp, "2021-03-%02d %02d:00:00", 1 + t / 24, t % 24);
-      f << ids[k] << "," << stamp << ","
-        << scale[k] * (5 + std::sin(2 * M_PI * t / 24) + 0.1 * std::sin(0.7 * t)) << "\n";
-    }
-  return path;
+  return cli_test::write_long_panel(
+      dir + "/panel.csv", {"a", "\"b,x\"", "c"}, {300, 250, 30}, [&](int k, int t) {
+        return scale[k] * (5 + std::sin(2 * M_PI * t / 24) + 0.1 * std::sin(0.7 * t));
+      });
 }
 
 std::string write_config(const std::string& dir, const std::string& csv) {
-  const std::string path = dir + "/panel.json";
-  std::ofstream(path) << R"({
-  "data": {"path": ")" + csv +
-                             R"(", "id_column": "id", "targets": ["load"],
-           "split": "last_horizon"},
-  "model": {"context_length": 48, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
-            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
-  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
-})";
-  return path;
+  return cli_test::write_panel_config(dir, "panel.json", csv);
 }
 
 struct Scratch : cli_test::ScratchDir {

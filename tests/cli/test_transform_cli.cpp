@@ -19,36 +19,21 @@ using cli_test::slurp;
 namespace {
 
 // Series "a" (300 rows) and "b" (250 rows, 10x the scale), positive and multiplicative
-// (a daily cycle that scales with the level), and "c" (40 rows: too short to train on).
+// (a daily cycle that scales with the level), and "c" (40 rows: too short to train on);
+// a's first value is `first_value`.
 std::string write_positive_panel(const std::string& dir, double first_value) {
-  const std::string path = dir + "/pos" + std::to_string(first_value > 0) + ".csv";
-  std::ofstream f(path);
-  f << "id,time,load\n";
-  const int length[] = {300, 250, 40};
-  const char* ids[] = {"a", "b", "c"};
   const double scale[] = {1, 10, 2};
-  for (int t = 0; t < 300; ++t)
-    for (int k = 0; k < 3; ++k) {
-      if (t >= length[k]) continue;
-      char stamp[32];
-      std::snprintf(stamp, sizeof stamp, "2021-03-%02d %02d:00:00", 1 + t / 24, t % 24);
-      const double v = scale[k] * std::exp(1 + 0.8 * std::sin(2 * M_PI * t / 24) + 0.002 * t);
-      f << ids[k] << "," << stamp << "," << (t == 0 && k == 0 ? first_value : v) << "\n";
-    }
-  return path;
+  return cli_test::write_long_panel(
+      dir + "/pos" + std::to_string(first_value > 0) + ".csv", {"a", "b", "c"}, {300, 250, 40},
+      [&](int k, int t) {
+        if (t == 0 && k == 0) return first_value;
+        return scale[k] * std::exp(1 + 0.8 * std::sin(2 * M_PI * t / 24) + 0.002 * t);
+      });
 }
 
 std::string write_config(const std::string& dir, const std::string& csv) {
-  const std::string path = dir + "/log.json";
-  std::ofstream(path) << R"({
-  "data": {"path": ")" + csv +
-                             R"(", "id_column": "id", "targets": ["load"],
-           "split": "last_horizon", "transform": "log"},
-  "model": {"context_length": 48, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
-            "n_layers": 1, "ff_mult": 1, "dropout": 0.0, "quantiles": [0.1, 0.5, 0.9]},
-  "train": {"epochs": 2, "batch_size": 16, "max_steps_per_epoch": 8, "lr": 0.003, "seed": 3}
-})";
-  return path;
+  return cli_test::write_panel_config(dir, "log.json", csv, R"("transform": "log",)",
+                                      R"("quantiles": [0.1, 0.5, 0.9],)", 2, 8);
 }
 
 struct Scratch : cli_test::ScratchDir {
