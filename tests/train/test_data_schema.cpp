@@ -29,7 +29,8 @@ TEST_CASE("schema: every data key the parser writes is in configs/schema.json") 
         {"future_covariates", {"f"}},
         {"calendar", "auto"},
         {"holidays", "h.csv"},
-        {"static", {"s"}}}},
+        {"static", {"s"}},
+        {"transform", {{"box_cox", 0.25}}}}},
       {"model",
        {{"channel_mode", "mixed"}, {"decoder", "cross_attention"}, {"loss_positions", "last"}}}};
   const nlohmann::json written = train::to_json(train::parse_run_config(config));
@@ -38,7 +39,8 @@ TEST_CASE("schema: every data key the parser writes is in configs/schema.json") 
     CHECK(props.contains(key));
   }
   // The shipped configs use only keys the schema knows.
-  for (const char* name : {"pollution_both.json", "pollution_calendar.json", "m4_hourly.json"}) {
+  for (const char* name : {"pollution_both.json", "pollution_calendar.json", "m4_hourly.json",
+                           "m4_hourly_quantiles.json"}) {
     const nlohmann::json j = load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name);
     for (const auto& [key, value] : j["data"].items()) {
       CAPTURE(name);
