@@ -25,10 +25,6 @@ double from_power(double t, double lambda) {
   return t > 0.0 ? std::pow(t, 1.0 / lambda) : 0.0;
 }
 
-bool in_domain(double x, double lambda) {
-  return lambda == 0.0 ? x > 0.0 : x >= 0.0;
-}
-
 }  // namespace
 
 Scaler::Scaler(std::vector<std::string> channels, std::vector<double> mean,
@@ -68,11 +64,12 @@ Scaler Scaler::fit(const TimeSeries& series, RowRange rows, const ValueTransform
   const auto value = [&](size_t r, size_t c) -> double {
     const double x = series.value(r, c);
     if (lambdas.empty() || lambdas[c] == ValueTransform::kNone) return x;
-    if (!in_domain(x, lambdas[c]))
+    if (!power.accepts(x))  // every transformed channel has power.lambda
       throw InputError(
           series.source + ": scaler: channel '" + detail::quote_token(series.channels[c]) +
           "' holds " + std::to_string(x) + " in the training rows; expected values " +
-          (lambdas[c] == 0.0 ? "> 0 (data.transform \"log\")" : ">= 0 (data.transform, a power)"));
+          power.domain() +
+          (power.lambda == 0.0 ? " (data.transform \"log\")" : " (data.transform, a power)"));
     return to_power(x, lambdas[c]);
   };
   if (rows.end > series.rows() || rows.begin >= rows.end) {
@@ -128,7 +125,7 @@ void Scaler::inverse_transform_channel(float* v, size_t n, size_t c) const {
 }
 
 // Out of the domain (log of 0) the result is -inf or NaN: the callers check their inputs
-// (data::CsvOptions::domain_channels) and outputs (predict refuses non-finite forecasts).
+// (data::CsvOptions::domain) and outputs (predict refuses non-finite forecasts).
 void Scaler::transform_strided(float* v, size_t n, size_t stride, size_t c) const {
   const double m = mean_[c], s = scale_[c], p = power(c);
   if (p == ValueTransform::kNone) {
@@ -159,12 +156,13 @@ void Scaler::apply(TimeSeries& series) const {
 }
 
 nlohmann::json Scaler::to_json() const {
-  nlohmann::json j = {
-      {"type", "zscore"}, {"channels", channels_}, {"mean", mean_}, {"scale", scale_}};
+  // A transformed scaler has another type name, so that an attnfc from before transforms
+  // refuses the file by its type instead of forecasting in transformed units.
+  nlohmann::json j = {{"type", power_.empty() ? "zscore" : "power_zscore"},
+                      {"channels", channels_},
+                      {"mean", mean_},
+                      {"scale", scale_}};
   if (power_.empty()) return j;  // untransformed: the bytes of the files of before
-  // Another type name, so that an attnfc from before transforms refuses the file by its
-  // type instead of forecasting in transformed units.
-  j["type"] = "power_zscore";
   nlohmann::json power = nlohmann::json::array();
   for (double p : power_)
     power.push_back(p == ValueTransform::kNone ? nlohmann::json() : nlohmann::json(p));

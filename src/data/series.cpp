@@ -236,20 +236,19 @@ void select_value_columns(const CsvTable& table, const CsvOptions& opt,
                                     "; expected every value column to have its own name"));
 }
 
-// The values a power transform cannot take (CsvOptions::domain_channels), first in file
-// order; checked before filling, whose values lie between observed ones.
+// The values a power transform cannot take (CsvOptions::domain), first in file order;
+// checked before filling, whose values lie between observed ones.
 void check_domain(const CsvTable& table, const CsvOptions& opt,
                   const std::vector<ColumnState>& cols) {
-  const size_t n = std::min(opt.domain_channels, cols.size());
+  if (!opt.domain.active()) return;
+  const size_t n = std::min(opt.domain.channels, cols.size());
   for (size_t r = 0; r < table.num_rows(); ++r)
     for (size_t k = 0; k < n; ++k) {
-      const float x = cols[k].values[r];
-      if (!cols[k].observed[r] || (opt.domain_zero_ok ? x >= 0.0f : x > 0.0f)) continue;
+      if (!cols[k].observed[r] || opt.domain.accepts(cols[k].values[r])) continue;
       throw InputError(table.locate_cell(
           r, cols[k].col,
-          "found " + quote_token(std::string(table.cell(r, cols[k].col))) + ", expected " +
-              (opt.domain_zero_ok ? "a value >= 0" : "a value > 0") + " (" + opt.domain_setting +
-              ")"));
+          "found " + quote_token(std::string(table.cell(r, cols[k].col))) + ", expected a value " +
+              opt.domain.domain() + " (" + opt.domain_setting + ")"));
     }
 }
 

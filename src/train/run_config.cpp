@@ -103,24 +103,23 @@ void check_calibrate(const RunConfig& r) {
 // data.transform: the lambda of the targets' power transform, and the load-time check of
 // their domain (values > 0 for log, >= 0 for a power).
 void parse_transform(ConfigSection& s, const nlohmann::json& section, DataConfig& d) {
+  double& lambda = d.csv.domain.lambda;
   if (s.has("transform") && section.at("transform").is_object()) {
     ConfigSection t(s.get_object("transform"), "data.transform");
     if (!t.has("box_cox"))
       throw InputError(
           "data.transform: expected \"none\", \"log\", \"sqrt\" or {\"box_cox\": "
           "lambda} with lambda in [0, 1]");
-    d.transform_lambda = t.get_number("box_cox", 0.0, 0.0, 1.0);
+    lambda = t.get_number("box_cox", 0.0, 0.0, 1.0);
     t.finish();
   } else {
     const std::string name = s.get_choice("transform", "none", {"none", "log", "sqrt"});
-    d.transform_lambda = name == "log" ? 0.0 : name == "sqrt" ? 0.5 : data::ValueTransform::kNone;
+    lambda = name == "log" ? 0.0 : name == "sqrt" ? 0.5 : data::ValueTransform::kNone;
   }
-  if (d.transform_lambda == data::ValueTransform::kNone) return;
-  d.csv.domain_channels = d.csv.value_columns.empty() ? SIZE_MAX : d.csv.value_columns.size();
-  d.csv.domain_zero_ok = d.transform_lambda > 0.0;
+  if (lambda == data::ValueTransform::kNone) return;
+  d.csv.domain.channels = d.csv.value_columns.empty() ? SIZE_MAX : d.csv.value_columns.size();
   d.csv.domain_setting = "data.transform takes the " +
-                         std::string(d.transform_lambda > 0.0 ? "power" : "logarithm") +
-                         " of the targets";
+                         std::string(lambda > 0.0 ? "power" : "logarithm") + " of the targets";
 }
 
 DataConfig parse_data(const nlohmann::json& section) {
@@ -303,12 +302,13 @@ nlohmann::json to_json(const RunConfig& r) {
     data["thousands"] = d.csv.number.thousands ? std::string(1, d.csv.number.thousands) : "";
   }
   if (!d.csv.date_format.empty()) data["date_format"] = d.csv.date_format;
-  if (d.transform_lambda == 0.0)
+  const double lambda = d.csv.domain.lambda;
+  if (lambda == 0.0)
     data["transform"] = "log";
-  else if (d.transform_lambda == 0.5)
+  else if (lambda == 0.5)
     data["transform"] = "sqrt";
-  else if (d.transform_lambda > 0.0)
-    data["transform"] = {{"box_cox", d.transform_lambda}};
+  else if (lambda > 0.0)
+    data["transform"] = {{"box_cox", lambda}};
   // Only for a panel: a wide run's config.json stays the same bytes as before panels.
   if (!d.csv.id_column.empty()) data["id_column"] = d.csv.id_column;
   if (d.split_protocol == "rows")

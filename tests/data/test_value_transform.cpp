@@ -1,5 +1,5 @@
 // data.transform: the targets' power transform inside the Scaler, and the reader's check of
-// its domain (CsvOptions::domain_channels).
+// its domain (CsvOptions::domain).
 #include <doctest/doctest.h>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -108,7 +108,7 @@ TEST_CASE("the reader refuses a target outside the transform's domain: file, lin
   const std::string text = "date,y,x\n2024-01-01,3,-1\n2024-01-02,0,2\n2024-01-03,NA,-4\n";
   CsvOptions opt;
   opt.missing = MissingPolicy::kInterpolate;
-  opt.domain_channels = 1;
+  opt.domain = ValueTransform{0.0, 1};  // log of the first column
   opt.domain_setting = "data.transform takes the logarithm of the targets";
   // y's 0 on line 3; x (not a target) may be negative; the NA is filled, not checked.
   CHECK_THROWS_WITH(load_series(CsvTable::parse(text, "t.csv"), opt),
@@ -117,9 +117,9 @@ TEST_CASE("the reader refuses a target outside the transform's domain: file, lin
       load_series(CsvTable::parse(text, "t.csv"), opt),
       doctest::Contains("column 'y': found 0, expected a value > 0 (data.transform takes the "
                         "logarithm of the targets)"));
-  opt.domain_zero_ok = true;
+  opt.domain.lambda = 0.5;  // a power takes 0
   CHECK_NOTHROW(load_series(CsvTable::parse(text, "t.csv"), opt));
-  opt.domain_channels = SIZE_MAX;  // every column: x's -1 on line 2 is the first
+  opt.domain.channels = SIZE_MAX;  // every column: x's -1 on line 2 is the first
   CHECK_THROWS_WITH(load_series(CsvTable::parse(text, "t.csv"), opt),
                     doctest::Contains("t.csv:2:3"));
 }

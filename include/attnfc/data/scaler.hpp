@@ -10,20 +10,9 @@
 #include <vector>
 
 #include "attnfc/data/split.hpp"
+#include "attnfc/data/value_transform.hpp"
 
 namespace attnfc::data {
-
-// A power transform of the first `channels` value channels (the targets), applied before
-// the z-score: lambda 0 is log(x) (needs x > 0), lambda in (0, 1] is x^lambda (needs
-// x >= 0). It is Box-Cox up to an affine map, which the z-score absorbs. Inverted at the
-// output: exp(t), or t^(1/lambda) with t below 0 (outside the transform's range) read as
-// 0. lambda < 0 (kNone): no transform.
-struct ValueTransform {
-  static constexpr double kNone = -1.0;
-  double lambda = kNone;
-  size_t channels = 0;
-  bool active() const { return lambda >= 0.0 && channels > 0; }
-};
 
 class Scaler {
  public:

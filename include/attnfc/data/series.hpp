@@ -12,6 +12,7 @@
 #include "attnfc/base/enum_names.hpp"
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/time.hpp"
+#include "attnfc/data/value_transform.hpp"
 
 namespace attnfc::data {
 
@@ -58,11 +59,10 @@ struct CsvOptions {
   // is an InputError asking for the format). Named in messages as `date_format_setting`.
   std::string date_format;
   std::string date_format_setting = "data.date_format";
-  // The first `domain_channels` value columns (SIZE_MAX: all; the targets come first) must
-  // hold values > 0, or >= 0 with `domain_zero_ok`: data.transform takes their log or a
+  // The transform whose domain the first domain.channels value columns (SIZE_MAX: all; the
+  // targets come first) must respect when it is active: data.transform takes their log or a
   // power. A cell outside is an InputError naming it and `domain_setting`.
-  size_t domain_channels = 0;
-  bool domain_zero_ok = false;
+  ValueTransform domain;
   std::string domain_setting;
   // true: any gap or off-grid step is an InputError listing the first ones.
   bool regular = false;

@@ -51,12 +51,12 @@ struct DataConfig {
   // In a panel the split applies to each series on its own.
   std::string split_protocol = "auto";
   // "transform": "log" (lambda 0), "sqrt" (0.5) or {"box_cox": lambda in [0, 1]}: the targets
-  // are power-transformed before the z-score (data::ValueTransform); kNone = "none".
-  double transform_lambda = data::ValueTransform::kNone;
-  // The transform of a series whose first `target_channels` channels are the targets
-  // (0: every channel is one, TimeSeries::target_channels).
+  // are power-transformed before the z-score (data::ValueTransform); its lambda is kept in
+  // csv.domain, which the reader checks. The transform of a series whose first
+  // `target_channels` channels are the targets (0: every channel is one,
+  // TimeSeries::target_channels):
   data::ValueTransform value_transform(size_t target_channels) const {
-    return {transform_lambda, target_channels == 0 ? SIZE_MAX : target_channels};
+    return {csv.domain.lambda, target_channels == 0 ? SIZE_MAX : target_channels};
   }
   int64_t train_rows = 0, val_rows = 0, test_rows = 0, end_offset = 0;
   double train_frac = 0, test_frac = 0;
