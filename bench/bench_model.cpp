@@ -6,6 +6,9 @@
 //   S-quantiles  S with model.quantiles [0.025, 0.1, 0.5, 0.9, 0.975] (issue 20: at most 15%
 //                slower a step than S); its samples/s line carries S's, timed in the same
 //                process just before, as ref "S"
+//   S-parts, M-parts  S and M with train.micro_batches 2: the batch's two halves computed
+//                side by side, one a thread (train/part_workers.hpp), and summed; ref is
+//                the same shape in one part, timed just before
 // A step = forward + loss + backward + AdamW update, dropout 0.1. Metrics per case:
 //   samples/s         batch / median step time
 //   peak RSS MB       the process's peak resident memory while training minus its
@@ -22,12 +25,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/ops.hpp"
 #include "attnfc/autograd/optim.hpp"
+#include "attnfc/dist/comm.hpp"
+#include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "attnfc/train/grad_sum.hpp"
+#include "attnfc/train/part_workers.hpp"
 #include "bench_util.hpp"
 
 using namespace attnfc;
@@ -38,6 +48,7 @@ struct Shape {
   const char* name;
   int patch, length, d, heads, layers, horizon, batch;
   bool quantiles = false;
+  int parts = 1;  // train.micro_batches
 };
 
 // A field of /proc/self/status ("VmRSS", "VmHWM") in MB; -1 where there is none.
@@ -77,8 +88,10 @@ int main(int argc, char** argv) {
       {"Long", 1, 512, 64, 4, 2, 1, 32},
       {"XL", 1, 2048, 64, 4, 1, 1, 4},
       {"S-quantiles", 16, 336, 64, 4, 2, 96, 32, true},
+      {"S-parts", 16, 336, 64, 4, 2, 96, 32, false, 2},
+      {"M-parts", 16, 336, 128, 8, 3, 96, 32, false, 2},
   };
-  double s_samples = NAN;  // the S case's samples/s, the quantile case's reference
+  std::map<std::string, double> samples_of;  // each case's samples/s: the later ones' ref
   for (const Shape& s : shapes) {
     if (!bench::selected(opt, s.name)) continue;
     model::ModelConfig cfg;
@@ -109,7 +122,7 @@ int main(int argc, char** argv) {
     std::fill(samples.target_observed.begin(), samples.target_observed.end(), 1);
     ag::Graph graph;
     uint64_t step = 0;
-    auto train_step = [&] {
+    std::function<void()> train_step = [&] {
       graph.reset();
       ag::GraphScope scope(graph);
       params.zero_grad();
@@ -117,13 +130,37 @@ int main(int argc, char** argv) {
       graph.backward(loss);
       adam.step(1e-4f);
     };
+    // train.micro_batches `parts`, as the trainer's step runs them (epoch.cpp).
+    train::GradientSum sum(params, dist::Comm::world(), s.parts);
+    train::PartWorkers workers(params, samples, std::min(s.parts, kernels::current_threads()));
+    auto part_loss = [&](int k, SampleBuffers& buf) -> ag::Tensor {
+      const auto [offset, size] = train::micro_batch_range(s.batch, k, s.parts);
+      std::copy_n(&samples.context_values[offset * s.length], size * s.length,
+                  buf.context_values.begin());
+      std::copy_n(&samples.target_values[offset * s.horizon], size * s.horizon,
+                  buf.target_values.begin());
+      return ag::scale(m.loss(buf.view(size), model::ForwardOptions{true, step * 16 + k}),
+                       static_cast<float>(size) / static_cast<float>(s.batch));
+    };
+    if (s.parts > 1) {
+      train_step = [&] {
+        sum.begin();
+        workers.run(0, s.parts, kernels::current_threads(), part_loss, sum);
+        sum.finish(params);
+        ++step;
+        adam.step(1e-4f);
+      };
+    }
     const double seconds = bench::time_median(train_step, opt.min_seconds, 3, 50);
     const double peak_rss_mb = status_mb("VmHWM");
     const double params_mb = 4.0 * 4.0 * static_cast<double>(params.numel()) / 1e6;
     const double arena_mb = static_cast<double>(graph.bytes_reserved()) / 1e6 + params_mb;
-    if (std::string(s.name) == "S") s_samples = s.batch / seconds;
-    if (s.quantiles)
-      bench::emit("model_train", s.name, "samples/s", s.batch / seconds, "S", s_samples);
+    const std::string name = s.name;
+    samples_of[name] = s.batch / seconds;
+    const std::string ref = s.quantiles ? "S" : s.parts > 1 ? name.substr(0, name.find('-')) : "";
+    if (!ref.empty() && samples_of.count(ref))
+      bench::emit("model_train", s.name, "samples/s", s.batch / seconds, ref.c_str(),
+                  samples_of[ref]);
     else
       bench::emit("model_train", s.name, "samples/s", s.batch / seconds);
     if (rss_ok && rss_baseline_mb >= 0 && peak_rss_mb >= 0)

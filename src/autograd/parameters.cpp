@@ -44,6 +44,49 @@ void ParameterSet::zero_grad() {
   }
 }
 
+namespace {
+thread_local const GradientRedirect* t_redirect = nullptr;
+thread_local float* t_packed = nullptr;
+}  // namespace
+
+namespace detail {
+float* parameter_grad(float* grad) {
+  return t_redirect ? t_redirect->map(grad, t_packed) : grad;
+}
+}  // namespace detail
+
+GradientRedirect::GradientRedirect(const ParameterSet& params) {
+  for (const NamedTensor& p : params.all()) {
+    const auto n = static_cast<size_t>(p.tensor.numel());
+    const float* g = p.tensor.grad();
+    ranges_.push_back({g, g + n, floats_});
+    floats_ += n;
+  }
+  std::sort(ranges_.begin(), ranges_.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+}
+
+float* GradientRedirect::map(float* grad, float* packed) const {
+  // The last range starting at or before `grad`.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), grad,
+                             [](const float* g, const Range& r) { return g < r.begin; });
+  if (it == ranges_.begin() || grad >= (--it)->end)
+    throw std::logic_error(
+        "GradientRedirect: a gradient outside the redirected parameter set was written");
+  return packed + it->offset + static_cast<size_t>(grad - it->begin);
+}
+
+GradientRedirectScope::GradientRedirectScope(const GradientRedirect& redirect, float* packed)
+    : previous_(t_redirect), previous_packed_(t_packed) {
+  t_redirect = &redirect;
+  t_packed = packed;
+}
+
+GradientRedirectScope::~GradientRedirectScope() {
+  t_redirect = previous_;
+  t_packed = previous_packed_;
+}
+
 int64_t ParameterSet::numel() const {
   int64_t n = 0;
   for (const NamedTensor& p : params_) n += p.tensor.numel();

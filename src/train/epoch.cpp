@@ -13,6 +13,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/dist/comm.hpp"
 #include "attnfc/kernels/random.hpp"
+#include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/kept_model.hpp"
@@ -62,7 +63,8 @@ double batch_gradient(Training& t, int64_t& n) {
 }
 
 // The same as a sum over the batch's micro-batches (GradientSum): this process computes
-// its parts and every process ends with the sum. Part k's dropout draws from (step, k).
+// its parts, side by side on its threads (PartWorkers), and every process ends with the
+// sum. Part k's dropout draws from (step, k).
 double micro_batch_gradient(Training& t, int64_t& n) {
   const TrainConfig& tc = t.config.train;
   const LoopState& st = t.state;
@@ -71,23 +73,18 @@ double micro_batch_gradient(Training& t, int64_t& n) {
   const uint64_t step_seed = kernels::random_bits(tc.seed ^ kDropoutStream, st.global_step);
   const dist::Comm& comm = dist::Comm::world();
   const auto [begin, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
-  t.grad_sum.begin();
-  for (int k = begin; k < end; ++k) {
+  auto part_loss = [&, n = n](int k, SampleBuffers& samples) -> ag::Tensor {
     const auto [offset, size] = micro_batch_range(n, k, tc.micro_batches);
-    if (size == 0) break;  // the parts after an empty one are empty too
+    if (size == 0) return {};  // the parts after an empty one are empty too
     t.train_windows.fill_samples(static_cast<size_t>(first + offset), static_cast<size_t>(size),
-                                 t.batch);
-    t.graph.reset();
-    ag::GraphScope scope(t.graph);
-    t.params.zero_grad();
+                                 samples);
     const model::ForwardOptions fo{.training = true,
                                    .dropout_seed = kernels::random_bits(step_seed, k)};
-    const ag::Tensor loss = ag::scale(t.net.loss(t.batch.view(size), fo),
-                                      static_cast<float>(size) / static_cast<float>(n));
-    const double lv = loss.item();
-    t.graph.backward(loss);
-    t.grad_sum.add(t.params, lv);
-  }
+    return ag::scale(t.net.loss(samples.view(size), fo),
+                     static_cast<float>(size) / static_cast<float>(n));
+  };
+  t.grad_sum.begin();
+  t.part_workers->run(begin, end, kernels::current_threads(), part_loss, t.grad_sum);
   // Checked on the sum, which every process holds: they all stop at the same step.
   const double lv = t.grad_sum.finish(t.params);
   if (!std::isfinite(lv)) diverged(st, lv);

@@ -90,10 +90,23 @@ void GradientSum::add(const ag::ParameterSet& params, double loss) {
     loss_ += loss;
     return;
   }
+  pack(params, next_pending());
+  pending_loss_[static_cast<size_t>(pending_count_++)] = loss;
+}
+
+void GradientSum::add(const float* packed, double loss) {
+  if (comm_.root()) {
+    accumulate(packed, loss);
+    return;
+  }
+  std::memcpy(next_pending(), packed, sum_.size() * sizeof(float));
+  pending_loss_[static_cast<size_t>(pending_count_++)] = loss;
+}
+
+float* GradientSum::next_pending() {
   if (static_cast<size_t>(pending_count_) >= pending_loss_.size())
     throw std::logic_error("GradientSum::add: more parts than this rank computes");
-  pack(params, pending_.data() + static_cast<size_t>(pending_count_) * sum_.size());
-  pending_loss_[static_cast<size_t>(pending_count_++)] = loss;
+  return pending_.data() + static_cast<size_t>(pending_count_) * sum_.size();
 }
 
 double GradientSum::finish(ag::ParameterSet& params) {

@@ -13,6 +13,7 @@
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/data/known_source.hpp"
 #include "attnfc/dist/comm.hpp"
+#include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/known_setup.hpp"
@@ -106,6 +107,12 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
       grad_sum(params, dist::Comm::world(), config_.train.micro_batches) {
   const TrainConfig& tc = config.train;
   data::reserve_known(data_.scorer->scaled(), batch);
+  const dist::Comm& comm = dist::Comm::world();
+  if (tc.micro_batches > 1 || comm.size() > 1) {  // as many workers as parts run at once
+    const auto [first, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
+    part_workers = std::make_unique<PartWorkers>(
+        params, batch, std::clamp(end - first, 1, kernels::current_threads()));
+  }
   adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
   schedule = {tc.schedule,
               tc.lr,

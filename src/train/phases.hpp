@@ -30,6 +30,7 @@
 #include "attnfc/model/patch_transformer.hpp"
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/grad_sum.hpp"
+#include "attnfc/train/part_workers.hpp"
 #include "attnfc/train/progress.hpp"
 #include "attnfc/train/run_folder.hpp"
 #include "attnfc/train/scorer.hpp"
@@ -68,6 +69,8 @@ struct Training {
   SampleBuffers batch;
   ag::Graph graph;
   GradientSum grad_sum;  // train.micro_batches > 1 or several processes
+  // The same: this process's parts side by side on its threads (null when unused).
+  std::unique_ptr<PartWorkers> part_workers;
   LoopState state;
   // The steps' thread count when the user chose none (kernels/thread_governor.hpp).
   kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::default_threads() : 1};

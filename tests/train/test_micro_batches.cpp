@@ -3,7 +3,9 @@
 // relies on for the single-process model, bit for bit; tests/mpi checks the processes).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 #include "attnfc/train/grad_sum.hpp"
+#include "attnfc/train/part_workers.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "train_test_util.hpp"
@@ -137,6 +140,42 @@ TEST_CASE("micro-batches: the summed parts give the whole batch's gradient and l
   }
   CHECK(scale > 1e-3);  // a gradient worth comparing
   CHECK(worst <= 1e-5 * scale);
+}
+
+TEST_CASE("part workers: side by side, the one-thread loop's sum bit for bit; errors rethrown") {
+  SmallModel m(small_config());
+  GradientSum sum(m.params, dist::Comm::world(), 3);
+  sum.begin();
+  for (int k = 0; k < 3; ++k) {  // the one-thread loop: parts one after another
+    const auto [offset, size] = micro_batch_range(7, k, 3);
+    sum.add(m.params, m.gradient(offset, size, static_cast<float>(size) / 7.0f));
+  }
+  m.params.zero_grad();
+  const double one_loss = sum.finish(m.params);
+  const std::vector<float> one = m.grads();
+
+  PartWorkers workers(m.params, m.batch, 2);
+  bool fail = false;
+  auto part_loss = [&](int k, SampleBuffers& buf) -> ag::Tensor {
+    if (fail && k == 2) throw std::runtime_error("part 2 failed");
+    const auto [offset, size] = micro_batch_range(7, k, 3);
+    std::copy_n(&m.batch.context_values[offset * 32], size * 32, buf.context_values.begin());
+    std::copy_n(&m.batch.target_values[offset * 8], size * 8, buf.target_values.begin());
+    return ag::scale(m.net.loss(buf.view(size), {}), static_cast<float>(size) / 7.0f);
+  };
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    kernels::set_threads(threads);
+    m.params.zero_grad();
+    sum.begin();
+    workers.run(0, 3, threads, part_loss, sum);  // at 2 threads: parts 0 and 1, then 2
+    CHECK(m.grads() == std::vector<float>(one.size(), 0.0f));  // workers wrote their own
+    CHECK(sum.finish(m.params) == one_loss);
+    CHECK(m.grads() == one);
+  }
+  fail = true;
+  sum.begin();
+  CHECK_THROWS_WITH_AS(workers.run(0, 3, 2, part_loss, sum), "part 2 failed", std::runtime_error);
 }
 
 TEST_CASE(

@@ -17,8 +17,10 @@
 #include "attnfc/autograd/optim.hpp"
 #include "attnfc/data/known_source.hpp"
 #include "attnfc/data/window.hpp"
+#include "attnfc/kernels/threading.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 #include "attnfc/train/grad_sum.hpp"
+#include "attnfc/train/part_workers.hpp"
 
 using attnfc_test::g_allocations;
 using attnfc_test::g_armed;
@@ -115,10 +117,11 @@ TEST_CASE("training step with future covariates, calendar, holidays, statics: no
   CHECK(g_allocations.load() >= 1);
 }
 
-// The same rule for a step in train.micro_batches parts (train/grad_sum.hpp): each part
-// sampled into the batch buffers, its weighted loss backpropagated, its gradient added to
-// the running sum, the sum written back, clipped and applied.
-TEST_CASE("training step in micro-batches (GradientSum): no allocation") {
+// The same rule for a step in train.micro_batches parts as the trainer runs them
+// (train/part_workers.hpp): at 2 threads two parts side by side, each sampled into its
+// worker's buffers, its weighted loss backpropagated into its worker's gradient buffer,
+// then added to the running sum in part order; the sum written back, clipped and applied.
+TEST_CASE("training step in micro-batches (PartWorkers, GradientSum): no allocation") {
   const data::TimeSeries series = panel_with_known();
   model::ModelConfig c;
   c.context_length = 48;
@@ -136,24 +139,21 @@ TEST_CASE("training step in micro-batches (GradientSum): no allocation") {
   constexpr int kParts = 3, kBatch = 8;
   SampleBuffers batch(kBatch, 48, 12, 1);
   train::GradientSum sum(params, dist::Comm::world(), kParts);
-  ag::Graph g;
+  train::PartWorkers workers(params, batch, 2);
+  size_t s = 0;
+  auto part_loss = [&](int k, SampleBuffers& buf) -> ag::Tensor {
+    const auto [offset, size] = train::micro_batch_range(kBatch, k, kParts);
+    windows.fill_samples(s * kBatch + static_cast<size_t>(offset), static_cast<size_t>(size), buf);
+    return ag::scale(m.loss(buf.view(size), model::ForwardOptions{true, s * kParts + k}),
+                     static_cast<float>(size) / kBatch);
+  };
+  kernels::set_threads(2);
   long during_last_step = -1;
-  for (size_t s = 0; s < 4; ++s) {
+  for (s = 0; s < 4; ++s) {
     g_allocations = 0;
-    g_armed = s == 3;  // steps 0-2 warm up the arena and the optimiser state
+    g_armed = s == 3;  // steps 0-2 warm up the arenas, the threads and the optimiser state
     sum.begin();
-    for (int k = 0; k < kParts; ++k) {
-      const auto [offset, size] = train::micro_batch_range(kBatch, k, kParts);
-      windows.fill_samples(s * kBatch + static_cast<size_t>(offset), static_cast<size_t>(size),
-                           batch);
-      g.reset();
-      ag::GraphScope scope(g);
-      params.zero_grad();
-      const ag::Tensor loss = ag::scale(m.loss(batch.view(size), model::ForwardOptions{true, s}),
-                                        static_cast<float>(size) / kBatch);
-      g.backward(loss);
-      sum.add(params, loss.item());
-    }
+    workers.run(0, kParts, 2, part_loss, sum);
     CHECK(std::isfinite(sum.finish(params)));
     ag::clip_grad_norm(params, 1.0f);
     opt.step(1e-3f);

@@ -35,6 +35,41 @@ class ParameterSet {
   std::vector<std::unique_ptr<float[]>> storage_;
 };
 
+// Parameter gradients written elsewhere, for running several micro-batches of one step at
+// once (train/part_workers.hpp): inside a GradientRedirectScope, every grad() of a
+// parameter of the set (and of any view of one) on this thread points into `packed`, a
+// buffer of floats() floats laid out as the parameters follow each other in the set
+// (the layout GradientSum packs). Other threads still see the set's own gradients.
+class GradientRedirect {
+ public:
+  explicit GradientRedirect(const ParameterSet& params);  // the set as it is now
+  size_t floats() const { return floats_; }
+  // Where `grad` (inside some parameter's gradient) lands in `packed`; throws
+  // std::logic_error for a gradient that is not one of the set's.
+  float* map(float* grad, float* packed) const;
+
+ private:
+  struct Range {
+    const float* begin;
+    const float* end;
+    size_t offset;
+  };
+  std::vector<Range> ranges_;  // by begin
+  size_t floats_ = 0;
+};
+
+class GradientRedirectScope {
+ public:
+  GradientRedirectScope(const GradientRedirect& redirect, float* packed);
+  ~GradientRedirectScope();
+  GradientRedirectScope(const GradientRedirectScope&) = delete;
+  GradientRedirectScope& operator=(const GradientRedirectScope&) = delete;
+
+ private:
+  const GradientRedirect* previous_;
+  float* previous_packed_;
+};
+
 // Fills a parameter in place (no tape): uniform in [-bound, bound] or normal(0, std).
 void init_uniform(const Tensor& t, float bound, uint64_t seed);
 void init_normal(const Tensor& t, float std, uint64_t seed);

@@ -26,6 +26,12 @@ struct Shape {
 
 struct TensorNode;  // tape bookkeeping, defined by the engine
 
+namespace detail {
+// A parameter's gradient address as this thread sees it: itself, or its place in the
+// packed buffer of an active GradientRedirectScope (parameters.hpp).
+float* parameter_grad(float* grad);
+}  // namespace detail
+
 // Gradient storage of one op output, materialised lazily: it lives in the output's tape
 // node, and Graph::backward points `data` at planned memory just before the first
 // backward that accumulates into it, then releases it (data = nullptr) once the op's
@@ -52,9 +58,10 @@ class Tensor {
 
   float* data() const { return data_; }  // element [0, ..., 0]
   // Same strides as data(); null without a gradient. A parameter's gradient is always
-  // there; an intermediate's exists only while Graph::backward needs it.
+  // there (inside a GradientRedirectScope, in that thread's buffer); an intermediate's
+  // exists only while Graph::backward needs it.
   float* grad() const {
-    if (!slot_) return grad_;
+    if (!slot_) return grad_ ? detail::parameter_grad(grad_) : nullptr;
     return slot_->data ? slot_->data + grad_offset_ : nullptr;
   }
   bool requires_grad() const { return grad_ != nullptr || slot_ != nullptr; }

@@ -42,6 +42,8 @@ class GradientSum {
   // This rank's next part, in part order: the gradients now in `params` and its loss
   // (already weighted).
   void add(const ag::ParameterSet& params, double loss);
+  // The same for a part's gradients packed in parameter order (floats() floats).
+  void add(const float* packed, double loss);
   // The step's sum, on every rank, written into the gradients of `params`; returns the
   // summed loss. Every rank must call it once per step, also with no part of its own.
   double finish(ag::ParameterSet& params);
@@ -50,6 +52,7 @@ class GradientSum {
 
  private:
   void accumulate(const float* g, double loss);
+  float* next_pending();  // rank > 0: where its next part goes
 
   const dist::Comm& comm_;
   std::vector<float> sum_;      // the running sum

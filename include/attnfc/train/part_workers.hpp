@@ -1,0 +1,69 @@
+#pragma once
+// The micro-batches of one step computed side by side, one per thread, instead of one
+// after another with every op split across the threads (grad_sum.hpp defines the sum).
+//
+// Why: a step's ops are small (M: 672 x 128 x 128 products, 21 x 21 attention tiles);
+// splitting each one over two threads spends much of the step at the ops' barriers
+// (docs/BENCHMARKS.md: 1.5x at 2 threads). A micro-batch per thread synchronises once
+// a step, as two processes of `mpirun` do (docs/SCALING.md).
+//
+// Each worker owns a graph, a copy of the sample buffers and a packed gradient buffer
+// (ag::GradientRedirectScope sends its backward's parameter gradients there); the
+// parameters are read, never written, while the workers run. Parts run in waves of at
+// most `workers` and are added to the GradientSum in part order after each wave, so the
+// sum ((g_0 + g_1) + g_2) + ... is the one the one-thread loop forms: the same bits at
+// any thread count. Inside a worker every kernel runs on that worker's thread (the
+// kernels do not nest parallel regions). All memory is allocated by the constructor.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "attnfc/autograd/graph.hpp"
+#include "attnfc/autograd/parameters.hpp"
+#include "attnfc/base/sample.hpp"
+#include "attnfc/train/grad_sum.hpp"
+
+namespace attnfc::train {
+
+class PartWorkers {
+ public:
+  // Part k's loss (already weighted by its share of the batch), computed with `samples`
+  // (the worker's buffers: fill them first) on the graph the calling thread records
+  // into; an undefined tensor for an empty part. A reference to the caller's callable,
+  // not a copy (std::function could allocate every step).
+  class PartLoss {
+   public:
+    template <class F>
+    PartLoss(F& f)  // NOLINT: implicit, like a function_ref
+        : object_(&f),
+          call_([](void* o, int k, SampleBuffers& s) { return (*static_cast<F*>(o))(k, s); }) {}
+    ag::Tensor operator()(int part, SampleBuffers& samples) const {
+      return call_(object_, part, samples);
+    }
+
+   private:
+    void* object_;
+    ag::Tensor (*call_)(void*, int, SampleBuffers&);
+  };
+
+  // Up to `workers` parts at once; each worker's buffers are copies of `samples`.
+  PartWorkers(const ag::ParameterSet& params, const SampleBuffers& samples, int workers);
+  PartWorkers(const PartWorkers&) = delete;
+  PartWorkers& operator=(const PartWorkers&) = delete;
+  ~PartWorkers();
+
+  int workers() const { return static_cast<int>(slots_.size()); }
+
+  // Parts [begin, end) on `threads` threads at once (at most workers()), each added to
+  // `sum` in part order. A part's exception is rethrown here, after its wave.
+  void run(int begin, int end, int threads, const PartLoss& loss, GradientSum& sum);
+
+ private:
+  struct Slot;
+  void run_part(Slot& slot, int part, const PartLoss& loss);
+
+  ag::GradientRedirect redirect_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+}  // namespace attnfc::train
