@@ -15,6 +15,8 @@
 //                     resident memory right after the model was built (weights in place):
 //                     what training itself costs, measured exactly as
 //                     `scripts/torch_reference.py --bench` measures PyTorch
+//   x of 1 thread, interleaved   (at --threads 2 or more) samples/s at that count over
+//                     samples/s at 1 thread, timed in turns in this process
 //   arena+params MB   our own accounting: the graph's activation arena plus weights,
 //                     gradients and the two AdamW moments
 // MB = 10^6 bytes. PyTorch is measured side by side by scripts/bench.sh (not in this
@@ -76,6 +78,20 @@ bool reset_peak_rss() {
   if (!f) return false;
   const bool ok = std::fputs("5", f) >= 0;
   return std::fclose(f) == 0 && ok;
+}
+
+// Samples/s at opt.threads over samples/s at 1 thread, the two timed in turns in this
+// process (four rounds each, medians): on a VM whose speed drifts by a third between
+// processes, the only scaling figure worth reading.
+double thread_scaling(const std::function<void()>& step, const bench::Options& opt) {
+  std::vector<double> one, many;
+  for (int round = 0; round < 4; ++round) {
+    kernels::set_threads(1);
+    one.push_back(bench::time_median(step, opt.min_seconds / 4, 3, 50));
+    kernels::set_threads(opt.threads);
+    many.push_back(bench::time_median(step, opt.min_seconds / 4, 3, 50));
+  }
+  return bench::median(one) / bench::median(many);
 }
 
 }  // namespace
@@ -152,6 +168,7 @@ int main(int argc, char** argv) {
       };
     }
     const double seconds = bench::time_median(train_step, opt.min_seconds, 3, 50);
+    const double scaling = opt.threads > 1 ? thread_scaling(train_step, opt) : NAN;
     const double peak_rss_mb = status_mb("VmHWM");
     const double params_mb = 4.0 * 4.0 * static_cast<double>(params.numel()) / 1e6;
     const double arena_mb = static_cast<double>(graph.bytes_reserved()) / 1e6 + params_mb;
@@ -163,6 +180,8 @@ int main(int argc, char** argv) {
                   samples_of[ref]);
     else
       bench::emit("model_train", s.name, "samples/s", s.batch / seconds);
+    if (std::isfinite(scaling))
+      bench::emit("model_train", s.name, "x of 1 thread, interleaved", scaling);
     if (rss_ok && rss_baseline_mb >= 0 && peak_rss_mb >= 0)
       bench::emit("model_train", s.name, "peak RSS MB", peak_rss_mb - rss_baseline_mb);
     bench::emit("model_train", s.name, "arena+params MB", arena_mb);

@@ -54,8 +54,9 @@ class PartWorkers {
 
   int workers() const { return static_cast<int>(slots_.size()); }
 
-  // Parts [begin, end) on `threads` threads at once (at most workers()), each added to
-  // `sum` in part order. A part's exception is rethrown here, after its wave.
+  // Parts [begin, end), each added to `sum` in part order: in waves of `threads` parts
+  // side by side when there are at least that many parts and workers, else one after
+  // another (each on all the threads). A part's exception is rethrown after its wave.
   void run(int begin, int end, int threads, const PartLoss& loss, GradientSum& sum);
 
  private:
