@@ -12,7 +12,7 @@
 
 namespace attnfc::ag {
 
-ParameterSet::ParameterSet() = default;
+ParameterSet::ParameterSet(Gradients gradients) : gradients_(gradients) {}
 ParameterSet::~ParameterSet() = default;
 
 Tensor ParameterSet::create(const std::string& name, const Shape& shape) {
@@ -20,11 +20,12 @@ Tensor ParameterSet::create(const std::string& name, const Shape& shape) {
   if (find(name).defined()) {
     throw std::invalid_argument("ParameterSet::create: duplicate parameter name '" + name + "'");
   }
-  const int64_t n = shape.numel();
+  const int64_t n = std::max<int64_t>(shape.numel(), 1);
+  const bool with_grad = gradients_ == Gradients::kStored;
   // Value-initialised: data and grad both start at zero.
-  auto block = std::make_unique<float[]>(static_cast<size_t>(2 * std::max<int64_t>(n, 1)));
+  auto block = std::make_unique<float[]>(static_cast<size_t>(with_grad ? 2 * n : n));
   float* data = block.get();
-  float* grad = block.get() + std::max<int64_t>(n, 1);
+  float* grad = with_grad ? block.get() + n : nullptr;
   storage_.push_back(std::move(block));
   Tensor t(shape, contiguous_strides(shape), data, grad, nullptr);
   params_.push_back(NamedTensor{name, t});
@@ -39,6 +40,7 @@ Tensor ParameterSet::find(const std::string& name) const {
 }
 
 void ParameterSet::zero_grad() {
+  if (gradients_ == Gradients::kNone) return;
   for (const NamedTensor& p : params_) {
     std::memset(p.tensor.grad(), 0, static_cast<size_t>(p.tensor.numel()) * sizeof(float));
   }

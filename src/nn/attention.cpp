@@ -141,6 +141,18 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, const ag::PreNorm& n
   return ag::linear(merge_heads(o, d_model), {}, out_proj_weight, out_proj_bias, res);
 }
 
+ag::Tensor MultiHeadAttention::forward_last(const ag::Tensor& x, const ag::PreNorm& norm) const {
+  check_input(x, d_model, "x");
+  const int64_t L = x.size(1);
+  ag::Tensor qkv[3];
+  split_heads(ag::linear(x, norm, in_proj_weight, in_proj_bias, {}), 3, heads, qkv);
+  const ag::Tensor q = qkv[0].slice(2, L - 1, L);  // [B, H, 1, D]: sees keys 0..L-1
+  const ag::Tensor o = attend(q, qkv[1], qkv[2], {}, nullptr, true);
+  const ag::Tensor last = x.slice(1, L - 1, L).contiguous();
+  return ag::linear(merge_heads(o, d_model), {}, out_proj_weight, out_proj_bias,
+                    ag::ResidualDropout{last, 0.0f, 0, false});
+}
+
 ag::Tensor MultiHeadAttention::forward(const ag::Tensor& query, const ag::Tensor& key_value,
                                        const AttentionMask& mask, ag::Tensor* weights_out) const {
   check_input(query, d_model, "query");

@@ -223,7 +223,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
                      std::to_string(lm.run.train.ensemble) + ", but the file holds " +
                      std::to_string(ck.members()) + " networks");
   for (int k = 0; k < ck.members(); ++k) {
-    lm.params.push_back(std::make_unique<ag::ParameterSet>());
+    lm.params.push_back(std::make_unique<ag::ParameterSet>(ag::ParameterSet::Gradients::kNone));
     lm.networks.push_back(
         std::make_unique<model::PatchTransformer>(ck.config(), *lm.params.back(), 0));
   }

@@ -1,6 +1,7 @@
-// GradientRedirect (parameters.hpp): inside a scope, this thread's parameter gradients,
-// views included, land in a packed buffer in set order; the set's own gradients and
-// other threads are untouched; a gradient of another set is refused.
+// Where parameter gradients live (parameters.hpp). GradientRedirect: inside a scope, this
+// thread's parameter gradients, views included, land in a packed buffer in set order; the
+// set's own gradients and other threads are untouched; a gradient of another set is
+// refused. A set without gradients (a model loaded to forecast) stores none.
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -86,4 +87,20 @@ TEST_CASE("a redirect refuses a gradient outside its set") {
   ag::GraphScope scope(g);
   ag::GradientRedirectScope to_packed(redirect, packed.data());
   CHECK_THROWS_AS((void)b.set.find("W").grad(), std::logic_error);
+}
+
+TEST_CASE("a parameter set without gradients: weights only, nothing to backpropagate into") {
+  ag::ParameterSet set(ag::ParameterSet::Gradients::kNone);
+  const Tensor W = set.create("W", {2, 3});
+  ag::init_uniform(W, 1.0f, 3);
+  CHECK_FALSE(W.requires_grad());
+  CHECK(W.grad() == nullptr);
+  set.zero_grad();  // nothing to zero
+  ag::Graph g;
+  ag::GraphScope scope(g);
+  const std::vector<float> xv(6, 1.0f);
+  const Tensor y = ag::sum_all(ag::matmul(W, ag::from_data({3, 2}, xv.data())));
+  CHECK_FALSE(y.requires_grad());
+  CHECK(g.nodes() == 0);  // nothing recorded
+  CHECK_THROWS_AS(g.backward(y), std::invalid_argument);
 }

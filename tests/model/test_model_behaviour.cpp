@@ -166,6 +166,35 @@ TEST_CASE("loss: all positions vs last position match the forward's predictions"
   }
 }
 
+TEST_CASE("forecast computes the final block at the last position only: the same bits") {
+  // forecast() skips the final block's queries, output projection and feed-forward at every
+  // position but the last; the full forward's last position must agree bit for bit (with
+  // shapes large enough for the packed GEMM paths, one to three blocks, overlapping patches).
+  for (int variant = 0; variant < 4; ++variant) {
+    CAPTURE(variant);
+    ModelConfig c = model_test::micro_config();
+    c.context_length = 96;
+    c.patch_len = 8;
+    c.horizon = 12;
+    c.d_model = 64;
+    c.n_heads = 4;
+    c.n_layers = 1 + variant % 3;
+    c.patch_stride = variant == 3 ? 4 : 0;
+    ag::ParameterSet params;
+    PatchTransformer m(c, params, 7);
+    model_test::randomize(params, 5, 0.3f);
+    const int64_t B = 37, L = c.context_length, H = c.horizon, N = c.num_patches();
+    const std::vector<float> ctx = model_test::make_series(B * L, 1, 4);
+    const std::vector<float> all = positions(m, ctx, std::vector<float>(ctx.size(), 1.0f), B);
+    const std::vector<float> last = m.forecast(ctx.data(), nullptr, B, L);
+    REQUIRE(last.size() == static_cast<size_t>(B * H));
+    int differ = 0;
+    for (int64_t b = 0; b < B; ++b)
+      differ += std::memcmp(&last[b * H], &all[(b * N + N - 1) * H], H * sizeof(float)) != 0;
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE("forecast: short, long and padded contexts; rollout beyond the horizon") {
   ModelConfig c = model_test::micro_config();
   ag::ParameterSet params;

@@ -18,19 +18,23 @@ struct NamedTensor {
 
 class ParameterSet {
  public:
-  ParameterSet();
+  // kNone: weights only, for a model that is loaded to forecast (no gradient storage:
+  // half the memory, and the pages never touched). Its tensors do not require grad.
+  enum class Gradients { kStored, kNone };
+  explicit ParameterSet(Gradients gradients = Gradients::kStored);
   ~ParameterSet();
   ParameterSet(const ParameterSet&) = delete;
   ParameterSet& operator=(const ParameterSet&) = delete;
 
-  // Zero-initialised, contiguous, requires_grad. Throws on a duplicate name.
+  // Zero-initialised, contiguous, requires_grad (with kStored). Throws on a duplicate name.
   Tensor create(const std::string& name, const Shape& shape);
   const std::vector<NamedTensor>& all() const { return params_; }
   Tensor find(const std::string& name) const;  // undefined Tensor when absent
-  void zero_grad();
+  void zero_grad();                            // nothing with kNone
   int64_t numel() const;
 
  private:
+  Gradients gradients_;
   std::vector<NamedTensor> params_;
   std::vector<std::unique_ptr<float[]>> storage_;
 };

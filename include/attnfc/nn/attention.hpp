@@ -44,6 +44,12 @@ class MultiHeadAttention {
   // projection (ag::PreNorm, ag::ResidualDropout): neither is stored for the backward.
   ag::Tensor forward(const ag::Tensor& x, const ag::PreNorm& norm, const AttentionMask& mask,
                      const ag::ResidualDropout& res, ag::Tensor* weights_out = nullptr) const;
+  // The same half for the last position only, without dropout: x [B, L, d] -> [B, 1, d],
+  // the last row of forward(x, norm, causal, {x, 0, ...}). Keys and values are projected
+  // for every position, the query, its attention (the last query sees every key), the
+  // output projection and the residual for the last one only: what a forecast from the
+  // last position needs of a final block.
+  ag::Tensor forward_last(const ag::Tensor& x, const ag::PreNorm& norm) const;
   // Cross-attention: query [B, Lq, d], key_value [B, Lk, d] -> [B, Lq, d].
   ag::Tensor forward(const ag::Tensor& query, const ag::Tensor& key_value,
                      const AttentionMask& mask, ag::Tensor* weights_out = nullptr) const;
