@@ -214,11 +214,14 @@ void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pendin
 
 // A panel: every series chosen, forecast from its own history and scaled by the scaler
 // training fit on it (a series the model has not seen: by its own history), written as one
-// long CSV "<id column>,<time>,<columns>". Series are forecast 256 at a time.
+// long CSV "<id column>,<time>,<columns>". Series are forecast 64 at a time: products of
+// 64 x (context / patch) rows are as fast a row as larger ones, and the network's scratch
+// memory stays small (M4 Hourly: 69 MB peak against 84 MB with 256, and no slower). A
+// forecast has the same bits in any batch.
 InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& panel,
                              const std::string& input, const PredictOptions& a,
                              const Futures& futures) {
-  constexpr size_t kBatch = 256;
+  constexpr size_t kBatch = 64;
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(panel, lm, input);
   const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
