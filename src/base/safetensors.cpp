@@ -287,24 +287,39 @@ void write(const std::string& path, const File& file) {
   write_file_atomic(path, serialize(file));
 }
 
+namespace {
+
+// The 8-byte length and the start of the header, checked against the file size before
+// the rest is read: a random or truncated file is refused after 9 bytes. `head` holds
+// the file's first 8 or 9 bytes.
+void check_start(std::string_view head, uint64_t available_after_length, const std::string& path) {
+  if (head.size() < 8) return;  // parse() says it is too short
+  const uint64_t n = get_u64_le(head.data());
+  if (n > kMaxHeader || n > available_after_length) {
+    throw InputError(path + ": not a valid safetensors file: header length " + std::to_string(n) +
+                     " exceeds the file's " + std::to_string(available_after_length) +
+                     " remaining bytes");
+  }
+  if (head.size() >= 9 && head[8] != '{')
+    throw InputError(path + ": not a valid safetensors file: the header does not start " +
+                     "with a JSON object '{'");
+}
+
+}  // namespace
+
 File read(const std::string& path, uint64_t max_bytes) {
-  // The 8-byte length and the start of the header are checked against the file size
-  // before the rest is read: a random or truncated file is refused after 9 bytes.
   InputFile in(path, "safetensors file");
   if (in.regular() && in.size() > max_bytes) in.too_large(in.size(), max_bytes);
   std::string bytes;
   in.read_into(bytes, 8);
   if (bytes.size() == 8) {
-    const uint64_t n = get_u64_le(bytes.data());
-    const uint64_t available = in.regular() ? in.size() - 8 : max_bytes;
-    if (n > kMaxHeader || n > available) {
-      throw InputError(path + ": not a valid safetensors file: header length " + std::to_string(n) +
-                       " exceeds the file's " + std::to_string(available) + " remaining bytes");
-    }
+    check_start(bytes, in.regular() ? in.size() - 8 : max_bytes, path);
     in.read_into(bytes, 1);
-    if (bytes.size() == 9 && bytes[8] != '{')
-      throw InputError(path + ": not a valid safetensors file: the header does not start " +
-                       "with a JSON object '{'");
+    check_start(bytes, in.regular() ? in.size() - 8 : max_bytes, path);
+  }
+  if (in.regular()) {  // parsed in place from the page cache: no copy of the file
+    const MappedInput map(in);
+    if (map.mapped()) return parse(map.bytes(), path);
   }
   in.read_rest(bytes, max_bytes);
   return parse(bytes, path);

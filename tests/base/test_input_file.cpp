@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -101,5 +102,44 @@ TEST_CASE("input file: a huge file with a bad safetensors header is refused befo
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
   CHECK_THROWS_WITH_AS(safetensors::read(path, 1 << 20),
                        doctest::Contains("expected at most 1048576"), InputError);
+  fs::remove_all(d);
+}
+
+TEST_CASE("input file: a model file mapped in place reads as the same file through a pipe") {
+  const fs::path d = scratch();
+  const std::string path = (d / "m.safetensors").string();
+  safetensors::File f;
+  f.metadata["config"] = "{}";
+  std::vector<float> big(300000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  f.tensors.push_back({"big", {600, 500}, big});
+  f.tensors.push_back({"small", {3}, {1.0f, -2.0f, 3.5f}});
+  safetensors::write(path, f);
+  {
+    const InputFile in(path, "model file");
+    const MappedInput map(in);
+    REQUIRE(map.mapped());  // a regular file from its start: the mapped path
+    CHECK(map.bytes().size() == fs::file_size(path));
+  }
+  const safetensors::File mapped = safetensors::read(path);
+  // A FIFO is never mapped: the streaming path, fed by a writer thread.
+  const std::string fifo = (d / "m.fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    std::ifstream in(path, std::ios::binary);
+    out << in.rdbuf();
+  });
+  const safetensors::File streamed = safetensors::read(fifo);
+  writer.join();
+  for (const safetensors::File* g : {&mapped, &streamed}) {
+    CHECK(g->metadata == f.metadata);
+    REQUIRE(g->tensors.size() == 2);
+    CHECK(g->find("big")->values == big);
+    CHECK(g->find("small")->values == f.tensors[1].values);
+  }
+  // A truncated file is refused on either path, with the parser's reason.
+  fs::resize_file(path, fs::file_size(path) - 4);
+  CHECK_THROWS_AS(safetensors::read(path), InputError);
   fs::remove_all(d);
 }

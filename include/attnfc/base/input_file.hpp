@@ -5,8 +5,10 @@
 // Directories, character and block devices (/dev/zero, /dev/urandom, a terminal) and
 // sockets are refused with one InputError line naming the file. The path "-" is standard
 // input (named <stdin> in messages; read once per process).
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace attnfc {
 
@@ -37,6 +39,10 @@ class InputFile {
   void read_rest(std::string& out, uint64_t max_bytes);
   // "<path>: <what> ..." limit message shared by the readers.
   [[noreturn]] void too_large(uint64_t found, uint64_t max_bytes) const;
+  int fd() const { return fd_; }
+  // Where the input starts in the file (standard input redirected from a file may start
+  // past its first byte); 0 for a path.
+  uint64_t start() const { return start_; }
 
  private:
   void wait_readable() const;
@@ -44,7 +50,26 @@ class InputFile {
   int fd_ = -1;
   int timeout_ms_;
   bool regular_ = false;
-  uint64_t size_ = 0;
+  uint64_t size_ = 0, start_ = 0;
+};
+
+// A regular file's bytes mapped read-only, with no copy (the page cache backs them, and
+// mapping reads ahead): for large binary inputs (model files) that are parsed in place.
+// Empty (mapped() false) for a pipe, for standard input not at the file's start, or when
+// the system refuses the mapping: read the file instead. The file must not shrink while
+// mapped (attnfc replaces its files by renaming, never by truncating them).
+class MappedInput {
+ public:
+  explicit MappedInput(const InputFile& file);
+  ~MappedInput();
+  MappedInput(const MappedInput&) = delete;
+  MappedInput& operator=(const MappedInput&) = delete;
+  bool mapped() const { return data_ != nullptr; }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 // The whole file, at most max_bytes (else an InputError naming the file, its size and
