@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
     };
     // train.micro_batches `parts`, as the trainer's step runs them (epoch.cpp).
     train::GradientSum sum(params, dist::Comm::world(), s.parts);
-    train::PartWorkers workers(params, samples, std::min(s.parts, kernels::current_threads()));
+    train::PartWorkers workers(
+        params, samples, train::PartWorkers::side_by_side(s.parts, kernels::current_threads()));
     auto part_loss = [&](int k, SampleBuffers& buf) -> ag::Tensor {
       const auto [offset, size] = train::micro_batch_range(s.batch, k, s.parts);
       std::copy_n(&samples.context_values[offset * s.length], size * s.length,

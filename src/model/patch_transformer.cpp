@@ -159,20 +159,17 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   const bool last_block_short = last_only && !train && !decoder_ && !attention;
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
-    if (last_block_short && i + 1 == blocks_.size()) {
-      x = b.attn.forward_last(x, b.norm1.as_prenorm());  // [B, 1, d]
-      x = nn::feed_forward(b.ff_in, b.ff_out, x, kernels::Activation::GeluTanh,
-                           b.norm2.as_prenorm(), ag::ResidualDropout{x, 0.0f, 0, false});
-      break;
-    }
     ag::Tensor weights;
     // x + dropout(attn(norm1(x))), then x + dropout(ff_out(gelu(ff_in(norm2(x))))): the
     // same values as the unfused ops, with the LayerNorms fused into the projections that
     // follow them and the residual dropouts into those that precede them, so neither the
     // normalised inputs, the branch outputs nor the GELU output are stored.
-    x = b.attn.forward(x, b.norm1.as_prenorm(), causal,
-                       ag::ResidualDropout{x, p, site_seed(options, 1 + 2 * i), train},
-                       attention ? &weights : nullptr);
+    if (last_block_short && i + 1 == blocks_.size())
+      x = b.attn.forward_last(x, b.norm1.as_prenorm());  // [B, 1, d]; no dropout here
+    else
+      x = b.attn.forward(x, b.norm1.as_prenorm(), causal,
+                         ag::ResidualDropout{x, p, site_seed(options, 1 + 2 * i), train},
+                         attention ? &weights : nullptr);
     if (attention) attention->push_back(weights);
     x = nn::feed_forward(b.ff_in, b.ff_out, x, kernels::Activation::GeluTanh, b.norm2.as_prenorm(),
                          ag::ResidualDropout{x, p, site_seed(options, 2 + 2 * i), train});
@@ -191,7 +188,7 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     raw = raw.reshape({B, 1, Q * H * C});
   } else {
     // The final LayerNorm is per position, so the last position may be sliced off first.
-    if (last_only && x.size(1) != 1) x = x.slice(1, N - 1, N).contiguous();
+    if (last_only && !last_block_short) x = x.slice(1, N - 1, N).contiguous();
     n_out = last_only ? 1 : N;
     // Head and output de-normalisation: pred = head(final_norm(x)) * sigma + base,
     // [B, n_out, H, C].

@@ -53,10 +53,8 @@ void PartWorkers::run_part(Slot& slot, int part, const PartLoss& loss) {
 }
 
 void PartWorkers::run(int begin, int end, int threads, const PartLoss& loss, GradientSum& sum) {
-  // Side by side only when every thread gets a part: with fewer parts than threads, one
-  // part a thread would leave threads idle, so the parts run one after another with each
-  // op split across all the threads, as with one part.
-  const int width = threads >= 2 && threads <= std::min(workers(), end - begin) ? threads : 1;
+  const int wave = side_by_side(end - begin, threads);
+  const int width = wave <= workers() ? wave : 1;
   for (int first = begin; first < end; first += width) {
     const int count = std::min(width, end - first);
     if (count == 1) {

@@ -111,7 +111,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
   if (tc.micro_batches > 1 || comm.size() > 1) {  // as many workers as parts run at once
     const auto [first, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
     part_workers = std::make_unique<PartWorkers>(
-        params, batch, std::clamp(end - first, 1, kernels::current_threads()));
+        params, batch, PartWorkers::side_by_side(end - first, kernels::current_threads()));
   }
   adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
   schedule = {tc.schedule,

@@ -53,10 +53,15 @@ class PartWorkers {
   ~PartWorkers();
 
   int workers() const { return static_cast<int>(slots_.size()); }
+  // How many parts run at once for `parts` parts on `threads` threads: all the threads
+  // when every thread gets a part, else 1 (one part after another, each op on every
+  // thread: no thread sits idle). The number of workers to construct, and run()'s rule.
+  static int side_by_side(int parts, int threads) {
+    return threads >= 2 && threads <= parts ? threads : 1;
+  }
 
-  // Parts [begin, end), each added to `sum` in part order: in waves of `threads` parts
-  // side by side when there are at least that many parts and workers, else one after
-  // another (each on all the threads). A part's exception is rethrown after its wave.
+  // Parts [begin, end), each added to `sum` in part order: in waves of side_by_side()
+  // parts (1 when that exceeds workers()). A part's exception is rethrown after its wave.
   void run(int begin, int end, int threads, const PartLoss& loss, GradientSum& sum);
 
  private:
