@@ -100,6 +100,8 @@ TEST_CASE("isa: GEMM forms (direct A, packing TN, packing B) give portable's bit
       {true, true, 37, 130, 300, "packing TN, transposed B packed"},
       {false, false, 61, 129, 257, "direct A, whole B"},
       {true, false, 61, 129, 257, "packing TN, whole B"},
+      // Transposed A into 6-row panels with a 4-row tail: the AVX2 packer's masked loads.
+      {true, false, 40, 129, 100, "packed TN A, 6-row panels + 4"},
       // More rows than one block per thread with a B too large to pack whole: K outer.
       {false, false, 397, 520, 520, "K outer, direct A"},
       {true, false, 397, 520, 520, "K outer, packed TN A"},

@@ -23,6 +23,20 @@ namespace {
 // page or more), so the hardware prefetcher does not follow them.
 constexpr int kPrefetchRows = 6;
 
+#if defined(__AVX2__)
+// Lanes [0, n) set.
+inline __m256i lane_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Lanes 0-5 of v to d[0..5]: two plain stores (a masked store is microcoded and slow on
+// AMD cores).
+inline void store6(float* d, __m256 v) {
+  _mm_storeu_ps(d, _mm256_castps256_ps128(v));
+  _mm_storel_pi(reinterpret_cast<__m64*>(d + 4), _mm256_extractf128_ps(v, 1));
+}
+#endif
+
 #if defined(__AVX512F__)
 // In-register transpose of 16 rows of 16 floats: after it, r[c] holds column c.
 // Three rounds of lane shuffles (unpack, shuffle_ps, two shuffle_f32x4) per 256 floats.
@@ -97,11 +111,6 @@ inline void transpose8(__m256 r[8]) {
     r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
     r[j + 4] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
   }
-}
-
-// Lanes [0, n) set.
-inline __m256i lane_mask8(int n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // dst[k * stride + r] = src[r * ld + k] for r < lanes <= 8 (rows beyond `rows` are
@@ -225,6 +234,53 @@ void copy_rows_block12(const float* src, long ld, int nc, int kc, float* dst) {
 }
 #endif
 
+#if defined(__AVX2__)
+// Panels of 6 (op(A) of TN into the AVX2 kernel's layout). The reason is the one given
+// for copy_rows_block12: with kc a multiple of 8, panels lie 6 * kc * 4 bytes apart,
+// on two L1 sets only, so writing 24 bytes per panel and k row had lines evicted before
+// they were complete (the pack was a third of a TN 384x128x4096 product). Eight k rows
+// of one panel are 48 floats, three whole lines, written together: each row's 8-float
+// store spills two floats that the next row overwrites; the eighth row's does not.
+void copy_rows_block6(const float* src, long ld, int nc, int kc, float* dst) {
+  const __m256i six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+  const long panel_stride = 6L * kc;
+  const int panels = (nc + 5) / 6;
+  int k = 0;
+  for (; k + 8 <= kc; k += 8) {
+    const float* s = src + k * ld;
+    if (k + 16 <= kc) {
+      for (int r = 8; r < 16; ++r) {
+        for (int j = 0; j < nc; j += 16) __builtin_prefetch(s + r * ld + j);
+        __builtin_prefetch(s + r * ld + nc - 1);
+      }
+    }
+    float* d = dst + static_cast<long>(k) * 6;
+    for (int p = 0; p < panels; ++p, d += panel_stride) {
+      const int c0 = 6 * p;
+      // An 8-float load stays inside the row only away from its end.
+      const bool wide = c0 + 8 <= nc;
+      const __m256i in = wide ? six : lane_mask8(std::min(6, nc - c0));
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; ++t) {
+        const float* row = s + t * ld + c0;
+        const __m256 v = wide ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, in);
+        if (t < 7) {
+          _mm256_storeu_ps(d + 6 * t, v);
+        } else {
+          store6(d + 6 * t, v);
+        }
+      }
+    }
+  }
+  for (; k < kc; ++k) {
+    float* d = dst + static_cast<long>(k) * 6;
+    for (int c0 = 0; c0 < nc; c0 += 6, d += panel_stride) {
+      store6(d, _mm256_maskload_ps(src + k * ld + c0, lane_mask8(std::min(6, nc - c0))));
+    }
+  }
+}
+#endif
+
 // Copies a kc x nc block whose k rows are contiguous in memory (row stride ld) into
 // panels of W columns, one source row at a time so memory is read in order
 // (walking one narrow panel at a time would touch a new page for every k).
@@ -263,7 +319,11 @@ void copy_rows_block(const float* src, long ld, int nc, int kc, int width, float
     case 4:
       return copy_rows_block<4>(src, ld, nc, kc, dst);
     case 6:
+#if defined(__AVX2__)
+      return copy_rows_block6(src, ld, nc, kc, dst);
+#else
       return copy_rows_block<6>(src, ld, nc, kc, dst);
+#endif
     case 8:
       return copy_rows_block<8>(src, ld, nc, kc, dst);
     case 12:
