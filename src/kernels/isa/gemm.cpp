@@ -128,6 +128,18 @@ void gemm_strided_batched(bool transA, bool transB, int M, int N, int K, float a
                           int64_t strideB, float beta, float* C, int ldc, int64_t strideC,
                           int batch) {
   if (batch <= 0 || M <= 0 || N <= 0) return;
+  const long a_floats = static_cast<long>(transA ? K : M) * lda;
+  const long b_floats = static_cast<long>(transB ? N : K) * ldb;
+  // The next product's operands are fetched into L2 while this one computes: the batch
+  // streams from L3 or memory, and the packers read B 8 rows at a time, which the
+  // hardware prefetcher does not foresee (1024 x (64x64x32) NT, avx2, one thread, AMD
+  // EPYC Zen 5 class: 0.83-1.0x OpenBLAS before, 0.97-1.04x after). Only operands that
+  // fit L2 easily are worth it.
+  auto prefetch_operands = [&](const float* a, const float* b) {
+    if (a_floats + b_floats > 16384) return;
+    for (long i = 0; i < a_floats; i += 16) __builtin_prefetch(a + i, 0, 2);
+    for (long i = 0; i < b_floats; i += 16) __builtin_prefetch(b + i, 0, 2);
+  };
   const int nt = omp_get_max_threads();
   if (nt > 1 && batch >= nt && !omp_in_parallel()) {
     const int chunk = std::max(1, batch / (nt * 8));
@@ -136,6 +148,7 @@ void gemm_strided_batched(bool transA, bool transB, int M, int N, int K, float a
       enable_flush_to_zero();
 #pragma omp for schedule(dynamic, chunk)
       for (int b = 0; b < batch; ++b) {
+        if (b + 1 < batch) prefetch_operands(A + (b + 1) * strideA, B + (b + 1) * strideB);
         gemm_detail::gemm_with_path(gemm_detail::Path::Auto, false, transA, transB, M, N, K, alpha,
                                     A + b * strideA, lda, B + b * strideB, ldb, beta,
                                     C + b * strideC, ldc, {});
@@ -144,6 +157,7 @@ void gemm_strided_batched(bool transA, bool transB, int M, int N, int K, float a
     return;
   }
   for (int b = 0; b < batch; ++b) {
+    if (b + 1 < batch) prefetch_operands(A + (b + 1) * strideA, B + (b + 1) * strideB);
     gemm(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb, beta,
          C + b * strideC, ldc);
   }
