@@ -266,7 +266,10 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
       {false, false, 40, 45, 200, 1.0f, 0.0f, 0},     // just above the parallel threshold
       {false, false, 390, 1025, 257, 1.0f, 0.0f, 0},  // K outer at 1 thread, K inner at 2, 3
       {true, false, 390, 1025, 257, 1.0f, 0.0f, 0},   // the same with TN
-      {true, false, 770, 200, 300, 1.0f, 0.0f, 0}};   // TN packed by the first column pass
+      {true, false, 770, 200, 300, 1.0f, 0.0f, 0},    // TN packed by the first column pass
+      // K outer at every thread count (row blocks dealt out statically), 4 K blocks.
+      {false, false, 1160, 280, 950, 1.0f, 0.5f, 0},
+      {true, false, 1160, 280, 950, 1.0f, 0.0f, 0}};
   uint64_t seed = 1234;
   for (const Case& c : cases) {
     const Operands o = make_operands(c, seed++);

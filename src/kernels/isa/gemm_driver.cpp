@@ -260,23 +260,26 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
   }
 }
 
-// BLIS order: each thread packs the B panels it needs into its own buffer (no barrier
-// for sharing, which matters on a shared machine where a barrier waits for the
-// slowest, possibly descheduled, thread); the only barriers are between K blocks (the
-// next K block of a C tile must see the previous one's stores).
+// BLIS order, each thread packing the B panels it needs into its own buffer. Items
+// are dealt out statically, the same ones to a thread in every K block, so a C tile's
+// K blocks run in order on one thread and no barrier is needed between K blocks (on a
+// shared machine a barrier waits for the slowest, possibly descheduled, thread).
 void gemm_k_outer(const KernelSpec& ks, const Problem& p, bool team, int threads, Grid grid) {
   PackBuffers& buf = thread_buffers();
   const int nkb = ceil_div(p.K, kKc);
   const AMode amode = a_mode(ks, p);
+  const int tid = team ? omp_get_thread_num() : 0;
   for (int jc = 0; jc < p.N; jc += kNc) {
     const int nc = std::min(kNc, p.N - jc);
     grid.n_panels = ceil_div(nc, ks.nr);
     grid.n_groups = column_groups(grid.n_mblocks, grid.n_panels, threads);
+    const int items = grid.n_mblocks * grid.n_groups;
+    const int first = split_point(items, threads, tid), last = split_point(items, threads, tid + 1);
     for (int kb = 0; kb < nkb; ++kb) {
       const int k0 = split_point(p.K, nkb, kb);
       const int kc = split_point(p.K, nkb, kb + 1) - k0;
       bool have_full_b = false;  // this thread's B buffer holds all nc columns of this block
-      team_for(team, grid.n_mblocks * grid.n_groups, kb + 1 < nkb, [&](int item) {
+      for (int item = first; item < last; ++item) {
         const Block blk = grid.block(item, ks, p.M, nc);
         BlockJob job{blk, jc, nc, k0, kc, kb == 0, kb == nkb - 1, buf.b(), false};
         if (grid.n_groups == 1) {
@@ -287,7 +290,7 @@ void gemm_k_outer(const KernelSpec& ks, const Problem& p, bool team, int threads
           job.b_origin = buf.b() - static_cast<long>(blk.jr0) * kc;
         }
         run_block(ks, p, amode, job, buf.a());
-      });
+      }
     }
   }
 }
@@ -310,6 +313,8 @@ void gemm_packed(const KernelSpec& ks, const Problem& p, bool team, int threads)
   if (whole_b || few_rows) {
     gemm_k_inner(ks, p, team, threads, grid);
   } else {
+    // K outer deals row blocks out statically: a multiple of the thread count of them.
+    grid.n_mblocks = std::min(grid.m_panels, ceil_div(grid.n_mblocks, threads) * threads);
     gemm_k_outer(ks, p, team, threads, grid);
   }
 }
