@@ -16,6 +16,7 @@
 #include "attnfc/kernels/gemm.hpp"
 #include "attnfc/kernels/isa.hpp"
 #include "bench_util.hpp"
+#include "fma_peak.hpp"
 
 namespace {
 
@@ -197,6 +198,15 @@ int main(int argc, char** argv) {
                           // over 4096 tokens): few rows, long K.
                           {384, 128, 4096, "TN"},
                           {128, 512, 4096, "TN"}};
+  const attnfc::kernels::Isa isa = attnfc::kernels::active_isa();
+  bool wants_peak = bench::selected(opt, "FMA peak");
+  for (const char* mode : {"NN", "NT", "TN"}) {
+    wants_peak = wants_peak || bench::selected(opt, std::string(mode) + " 1024x1024x1024");
+  }
+  const double peak = wants_peak ? bench::fma_peak_gflops(isa, opt.threads) : 0.0;
+  if (peak > 0 && bench::selected(opt, "FMA peak")) {
+    bench::emit("gemm", std::string("FMA peak ") + attnfc::kernels::isa_name(isa), "GFLOP/s", peak);
+  }
   const char* modes[] = {"NN", "NT", "TN"};
   int case_index = 0;
   for (const Shape& s : shapes) {
@@ -217,9 +227,13 @@ int main(int argc, char** argv) {
         attnfc::kernels::gemm(tA, tB, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f,
                               C.data(), ldc);
       };
+      const bool square_1024 = s.M == 1024 && s.N == 1024 && s.K == 1024;
       if (!ref.name) {
         const double ours = bench::time_median(run_ours, opt.min_seconds);
         bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9);
+        if (peak > 0 && square_1024) {
+          bench::emit("gemm", name, "fraction of FMA peak", flops / ours * 1e-9 / peak);
+        }
         continue;
       }
       auto run_theirs = [&] {
@@ -228,6 +242,10 @@ int main(int argc, char** argv) {
       double ours = 0, theirs = 0;
       time_rounds(ref, run_ours, run_theirs, opt.min_seconds, case_index++, ours, theirs);
       bench::emit("gemm", name, "GFLOP/s", flops / ours * 1e-9, ref.name, flops / theirs * 1e-9);
+      if (peak > 0 && square_1024) {
+        bench::emit("gemm", name, "fraction of FMA peak", flops / ours * 1e-9 / peak, ref.name,
+                    flops / theirs * 1e-9 / peak);
+      }
     }
   }
   bench_batched(opt, ref);
