@@ -203,7 +203,8 @@ struct PanelSeries {
 void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pending,
            InputForecast& out, const LevelColumns& cols, const std::string& model) {
   std::vector<SeriesToForecast> windows;
-  for (const PanelSeries& p : pending) windows.push_back({&p.series, &p.scaler, &p.known});
+  for (const PanelSeries& p : pending)
+    windows.push_back({&p.series, &p.scaler, &p.known, &p.label});
   const std::vector<std::vector<float>> forecasts = forecast_windows(lm, H, windows);
   for (size_t i = 0; i < pending.size(); ++i) {
     check_finite(forecasts[i], pending[i].series, H, pending[i].label, model);
@@ -275,7 +276,8 @@ InputForecast forecast_input(const train::LoadedModel& lm, const std::string& in
   const int H = a.horizon > 0 ? a.horizon : lm.horizon();
   ensure_frequency(series, lm, name);
   const SampleBuffers known = known_for(lm, series, lm.scaler, "", futures, name, H);
-  const std::vector<float> forecast = forecast_windows(lm, H, {{&series, &lm.scaler, &known}})[0];
+  const std::vector<float> forecast =
+      forecast_windows(lm, H, {{&series, &lm.scaler, &known, &name}})[0];
   check_finite(forecast, series, H, name, a.model);
   const LevelColumns cols = level_columns(lm.config().quantiles, a.levels, a.model);
   InputForecast out = empty_forecast(series, input, cols);

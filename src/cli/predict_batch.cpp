@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
+#include "attnfc/base/error.hpp"
+#include "attnfc/model/patch_transformer.hpp"
 #include "attnfc/train/calibration.hpp"
 
 namespace attnfc::cli {
@@ -79,8 +82,16 @@ std::vector<std::vector<float>> forecast_windows(const train::LoadedModel& lm, i
   if (known.capacity > 0) view.known = known.view(n).known;
   const int Q = lm.config().levels(), m = lm.config().median_level();
   std::vector<float> point(static_cast<size_t>(n) * H * C), levels;
-  train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr, lm.calibration.get())(
-      view, point.data());
+  try {
+    train::model_forecaster(lm.members(), C, H, Q > 1 ? &levels : nullptr, lm.calibration.get())(
+        view, point.data());
+  } catch (const model::NonFiniteForecast& e) {
+    throw InputError(*windows[e.window()].label + ": " + lm.path +
+                     " forecasts NaN or infinite values from its last " +
+                     std::to_string(lm.context()) +
+                     " rows; expected finite values (are they far outside the range the model "
+                     "was trained on?)");
+  }
   std::vector<std::vector<float>> out;
   out.reserve(windows.size());
   const size_t per_point = static_cast<size_t>(H) * C, per_levels = per_point * Q;

@@ -4,6 +4,7 @@
 // that cost 4 s for M4 Hourly's 414 series with a five-network ensemble. A window's
 // forecast does not depend on the batch it is computed in (the GEMM's unpacked path does
 // the packed path's arithmetic), so the bits are those of one series at a time.
+#include <string>
 #include <vector>
 
 #include "attnfc/base/sample.hpp"
@@ -19,6 +20,7 @@ struct SeriesToForecast {
   const data::TimeSeries* series;
   const data::Scaler* scaler;
   const SampleBuffers* known;
+  const std::string* label;  // how errors name the series ("in.csv: series 'H1'")
 };
 
 // The forecast of each window in original units, H steps: [H, C] for a point model; with

@@ -53,10 +53,8 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
   }
 }
 
-// The error for a non-finite forecast of window `window`.
 [[noreturn]] void non_finite(int64_t window) {
-  throw std::runtime_error("forecast: the model produced a non-finite value for window " +
-                           std::to_string(window) + " (diverged weights?)");
+  throw NonFiniteForecast(window);
 }
 
 // Steps [0, take) of windows [first, first + count) of one forecast pass, p [count, Q, H, C]

@@ -110,9 +110,14 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
     }
     const int64_t samples = mixed ? batch : batch * C;
     const KnownInputs inputs = mixed ? s.known : repeat_known(s.known, batch, C, model_h, *known);
-    std::vector<float> level_sum;
-    std::vector<float> f = sum_members(members, values, observed, samples, L, H, inputs,
-                                       levels ? &level_sum : nullptr);
+    std::vector<float> level_sum, f;
+    try {
+      f = sum_members(members, values, observed, samples, L, H, inputs,
+                      levels ? &level_sum : nullptr);
+    } catch (const model::NonFiniteForecast& e) {
+      // Channel-independent: sample b * C + c is channel c of window b.
+      throw model::NonFiniteForecast(mixed ? e.window() : e.window() / C);
+    }
     if (members.size() > 1) {
       const auto k = static_cast<float>(members.size());
       for (float& v : f) v /= k;
@@ -165,6 +170,29 @@ std::shared_ptr<const data::KnownSource> known_of(const nlohmann::json& j,
                      " and " + std::to_string(c.static_numeric) +
                      "; expected the file as training wrote it");
   return k;
+}
+
+// A network with a NaN or infinite weight forecasts NaN for every series, so it is refused
+// when loaded, with the tensor and element named (a diverged run whose file was kept by
+// hand, or a damaged file), rather than after a whole panel was computed.
+void check_finite_weights(const LoadedModel& lm) {
+  const size_t networks = lm.params.size();
+  for (size_t k = 0; k < networks; ++k) {
+    for (const ag::NamedTensor& p : lm.params[k]->all()) {
+      const float* v = p.tensor.data();
+      const float* end = v + p.tensor.numel();
+      const float* bad = std::find_if(v, end, [](float x) { return !std::isfinite(x); });
+      if (bad == end) continue;
+      const std::string network =
+          networks > 1 ? " of network " + std::to_string(k + 1) + " of " + std::to_string(networks)
+                       : "";
+      throw InputError(lm.path + ": tensor '" + p.name + "'" + network + " holds " +
+                       (std::isnan(*bad) ? "NaN" : "an infinite value") + " at element " +
+                       std::to_string(bad - v) +
+                       "; expected finite weights (did its training diverge, or is the file "
+                       "damaged?)");
+    }
+  }
 }
 
 }  // namespace
@@ -228,6 +256,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
         std::make_unique<model::PatchTransformer>(ck.config(), *lm.params.back(), 0));
   }
   ck.load_members(lm.members());
+  check_finite_weights(lm);
   if (!ck.meta("known").empty()) lm.known = known_of(need("known"), lm.config(), path);
   if (!ck.meta("calibration").empty())
     lm.calibration = std::make_shared<const Calibration>(Calibration::from_json(

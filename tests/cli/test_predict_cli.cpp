@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attnfc/base/safetensors.hpp"
 #include "attnfc/data/time.hpp"
 #include "cli_run.hpp"
 
@@ -292,4 +294,47 @@ TEST_CASE("predict: several inputs refuse outputs over inputs, equal names and -
   CHECK(count_lines_with(s.err, "[warning]") == 1);
   CHECK(fs::exists(t.dir + "/lax/tiny.csv"));
   CHECK(fs::exists(t.dir + "/lax/shop_a.csv"));
+}
+
+TEST_CASE("predict: a model file with a non-finite weight is refused when loaded, tensor named") {
+  const Trained& t = trained();
+  const std::string bad = t.dir + "/poisoned/model.safetensors";
+  fs::create_directories(fs::path(bad).parent_path());
+  auto file = attnfc::safetensors::read(t.model);
+  attnfc::safetensors::TensorData* weight = nullptr;
+  for (auto& tensor : file.tensors)
+    if (!weight && contains(tensor.name, "weight") && tensor.values.size() > 3) weight = &tensor;
+  REQUIRE(weight != nullptr);
+  weight->values[3] = std::numeric_limits<float>::infinity();
+  attnfc::safetensors::write(bad, file);
+  const Run r = run_attnfc("predict --model " + bad + " --input " + t.csv + " --output " + t.dir +
+                           "/poisoned/fc.csv");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(contains(r.out, bad + ": tensor '" + weight->name +
+                                    "' holds an infinite value at element 3; expected finite"),
+                r.out);
+  CHECK_FALSE(fs::exists(t.dir + "/poisoned/fc.csv"));
+}
+
+TEST_CASE("predict: a forecast that overflows names the input, never writes NaN") {
+  const Trained& t = trained();
+  const std::string huge = t.dir + "/huge/model.safetensors";
+  fs::create_directories(fs::path(huge).parent_path());
+  auto file = attnfc::safetensors::read(t.model);
+  bool scaled = false;
+  for (auto& tensor : file.tensors) {
+    if (tensor.name != "head.weight") continue;
+    for (float& v : tensor.values) v = 3e38f;  // finite, so the file loads
+    scaled = true;
+  }
+  REQUIRE(scaled);
+  attnfc::safetensors::write(huge, file);
+  const Run r = run_attnfc("predict --model " + huge + " --input " + t.csv + " --output " + t.dir +
+                           "/huge/fc.csv");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(contains(r.out, t.csv + ": " + huge +
+                                    " forecasts NaN or infinite values from its "
+                                    "last 32 rows; expected finite values"),
+                r.out);
+  CHECK_FALSE(fs::exists(t.dir + "/huge/fc.csv"));
 }

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "attnfc/autograd/parameters.hpp"
@@ -28,6 +30,21 @@
 #include "attnfc/nn/layers.hpp"
 
 namespace attnfc::model {
+
+// What forecast throws when the network's output for a window is NaN or infinite (inputs
+// far outside what it was trained on, or weights that are not finite): window() is the
+// window's index in the call, so that a caller can name the series.
+class NonFiniteForecast : public std::runtime_error {
+ public:
+  explicit NonFiniteForecast(int64_t window)
+      : std::runtime_error("forecast: the model produced a non-finite value for window " +
+                           std::to_string(window) + " (diverged weights?)"),
+        window_(window) {}
+  int64_t window() const { return window_; }
+
+ private:
+  int64_t window_;
+};
 
 namespace detail {
 struct Prepared;
