@@ -1,6 +1,6 @@
 // The packed GEMM's special forms against the portable path, bit for bit: row-major op(A)
-// read in place, transposed op(A) packed by the kernels as they read it, row-major op(B)
-// packed per K block by the first row pass, and the transposing packers. Shapes are
+// read in place, transposed op(A) packed into each kernel's panels (6 and 12 rows), row-major
+// op(B) packed per K block by the first row pass, and the transposing packers. Shapes are
 // chosen so that the driver takes each form with partial MR/NR panels, several K blocks,
 // column groups (jr0 != 0), a second NC column block, K outer and K inner, at 1 and 2
 // threads, with padded leading dimensions, alpha/beta and a fused bias + GELU.
@@ -88,18 +88,18 @@ void check_form(const FormCase& c, uint32_t seed, float beta, Activation act) {
 
 }  // namespace
 
-TEST_CASE("isa: GEMM forms (direct A, packing TN, packing B) give portable's bits") {
+TEST_CASE("isa: GEMM forms (direct A, packed TN A, packing B) give portable's bits") {
   // op(B) of 1030 x 300 does not fit the packing buffer whole: packed per K block, by
   // the kernels of the first row pass when B is row-major; 1030 > NC adds a second
   // column block of 6 columns (a partial NR panel); M = 37 is six 6-row panels + 1
   // and three 12-row panels + 1, and at 2 threads few row blocks means column groups.
   const FormCase cases[] = {
       {false, false, 37, 1030, 300, "direct A + packing B"},
-      {true, false, 37, 1030, 300, "packing TN + packing B"},
+      {true, false, 37, 1030, 300, "packed TN A + packing B"},
       {false, true, 37, 1030, 300, "direct A, transposed B packed"},
-      {true, true, 37, 130, 300, "packing TN, transposed B packed"},
+      {true, true, 37, 130, 300, "packed TN A, transposed B packed"},
       {false, false, 61, 129, 257, "direct A, whole B"},
-      {true, false, 61, 129, 257, "packing TN, whole B"},
+      {true, false, 61, 129, 257, "packed TN A, whole B"},
       // Transposed A into 6-row panels with a 4-row tail: the AVX2 packer's masked loads.
       {true, false, 40, 129, 100, "packed TN A, 6-row panels + 4"},
       // More rows than one block per thread with a B too large to pack whole: K outer.

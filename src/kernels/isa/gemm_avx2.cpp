@@ -119,10 +119,10 @@ void kernel_row_major_a(int kc, const float* a, long lda, const float* pb, const
 
 }  // namespace
 
-// The packing forms of the AVX-512 kernel (transposed A and row-major B packed by the
-// kernels as they read them) were tried here too and measured no faster on a Zen 3
-// EPYC (TN 384x128x4096 and 128x512x4096 within noise, docs/BENCHMARKS.md), so op(A) of
-// TN and op(B) are packed beforehand.
+// The packing forms of the AVX-512 kernel (row-major B, and then also transposed A,
+// packed by the kernels as they read them) were tried here too and measured no faster
+// on a Zen 3 EPYC (TN 384x128x4096 and 128x512x4096 within noise, docs/BENCHMARKS.md),
+// so op(A) of TN and op(B) are packed beforehand.
 KernelSpec avx2_spec() {
   KernelSpec ks{kMr, kNr, &kernel_packed};
   ks.direct_a = &kernel_row_major_a;

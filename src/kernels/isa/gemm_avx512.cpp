@@ -4,8 +4,8 @@
 // 24 independent accumulators cover the FMA latency (4 cycles x 2 ports = 8 needed).
 // The bias/activation epilogue is fused into the masked store (GELU from simd_gelu.hpp,
 // the formula every path and the elementwise kernel use). One template gives the
-// packed form and the forms that read op(A) (row-major, or transposed while packing it)
-// or row-major op(B) (while packing it) in place; see gemm_driver.cpp for when.
+// packed form and the forms that read row-major op(A) in place or row-major op(B) in
+// place while packing it; see gemm_driver.cpp for when.
 #include "isa.hpp"
 
 #include "gemm_internal.hpp"
@@ -91,10 +91,8 @@ inline void store_tile(const __m512 (&c0)[kMr], const __m512 (&c1)[kMr], const T
 
 // Where the kernel reads op(A) and what else it does on the way.
 enum class AFrom {
-  Packed,     // pa holds kMr values per k
-  RowMajor,   // row-major A in place: row r of the panel is a + r * lda, k contiguous
-  PackingTN,  // transposed A in place: the kMr values of k are a + k * lda; they are
-              // also copied to the packed panel (first column pass packs as it goes)
+  Packed,    // pa holds kMr values per k
+  RowMajor,  // row-major A in place: row r of the panel is a + r * lda, k contiguous
 };
 
 // Rows that the packing forms prefetch ahead: each k is a new row of the source, often
@@ -117,8 +115,8 @@ inline void prefetch_ahead(const float* p, long ld, int bytes) {
 // to the packed panel b_out as it goes. Every form performs the same FMAs in the same
 // k order, so all give identical results.
 template <AFrom kFrom, bool kPackB>
-void kernel_12x32(int kc, const float* a, long lda, float* a_out, const float* b, long ldb,
-                  float* b_out, const TileStore& st) {
+void kernel_12x32(int kc, const float* a, long lda, const float* b, long ldb, float* b_out,
+                  const TileStore& st) {
   prefetch_tile(st);
   __m512 c0[kMr], c1[kMr];
 #pragma GCC unroll 12
@@ -146,13 +144,6 @@ void kernel_12x32(int kc, const float* a, long lda, float* a_out, const float* b
       _mm_prefetch(reinterpret_cast<const char*>(b + 8 * kNr), _MM_HINT_T0);
       b += kNr;
     }
-    if constexpr (kFrom == AFrom::PackingTN) {
-      prefetch_ahead(a, lda, kMr * sizeof(float));
-      // A full-width store: its four extra lanes land in the next k's slot (rewritten
-      // next) or, after the last k, in the buffer's slack.
-      _mm512_storeu_ps(a_out, _mm512_maskz_loadu_ps(0x0FFF, a));
-      a_out += kMr;
-    }
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q) {
 #pragma GCC unroll 3
@@ -170,28 +161,23 @@ void kernel_12x32(int kc, const float* a, long lda, float* a_out, const float* b
       }
     }
     if constexpr (kFrom == AFrom::Packed) a += kMr;
-    if constexpr (kFrom == AFrom::PackingTN) a += lda;
   }
   store_tile(c0, c1, st);
 }
 
 void kernel_packed(int kc, const float* pa, const float* pb, const TileStore& st) {
-  kernel_12x32<AFrom::Packed, false>(kc, pa, 0, nullptr, pb, 0, nullptr, st);
+  kernel_12x32<AFrom::Packed, false>(kc, pa, 0, pb, 0, nullptr, st);
 }
 void kernel_row_major_a(int kc, const float* a, long lda, const float* pb, const TileStore& st) {
-  kernel_12x32<AFrom::RowMajor, false>(kc, a, lda, nullptr, pb, 0, nullptr, st);
-}
-void kernel_packing_tn(int kc, const float* a, long lda, float* pa, const float* pb,
-                       const TileStore& st) {
-  kernel_12x32<AFrom::PackingTN, false>(kc, a, lda, pa, pb, 0, nullptr, st);
+  kernel_12x32<AFrom::RowMajor, false>(kc, a, lda, pb, 0, nullptr, st);
 }
 void kernel_packing_b(int kc, const float* pa, long, const float* b, long ldb, float* pb,
                       const TileStore& st) {
-  kernel_12x32<AFrom::Packed, true>(kc, pa, 0, nullptr, b, ldb, pb, st);
+  kernel_12x32<AFrom::Packed, true>(kc, pa, 0, b, ldb, pb, st);
 }
 void kernel_row_major_a_packing_b(int kc, const float* a, long lda, const float* b, long ldb,
                                   float* pb, const TileStore& st) {
-  kernel_12x32<AFrom::RowMajor, true>(kc, a, lda, nullptr, b, ldb, pb, st);
+  kernel_12x32<AFrom::RowMajor, true>(kc, a, lda, b, ldb, pb, st);
 }
 
 }  // namespace
@@ -201,7 +187,6 @@ KernelSpec avx512_spec() {
           kNr,
           &kernel_packed,
           &kernel_row_major_a,
-          &kernel_packing_tn,
           &kernel_packing_b,
           &kernel_row_major_a_packing_b};
 }

@@ -4,16 +4,14 @@
 // an MC row block x a group of NR panels, taken dynamically; each item runs through
 // every K block, so its C block stays in L2 and no barrier is ever needed. op(B) is
 // packed whole once per thread when it fits the buffer, otherwise per item and K
-// block. op(A) is not packed ahead when the kernel can avoid it: row-major A is read
-// in place, and transposed A is packed by the first column pass's kernels as they
-// read it; likewise row-major op(B), when packed per K block, by the first row pass.
-// A separate packing pass streams its operand from L3 (~16 GB/s here) with the FMA
-// units idle: 10-15% of a 4096 x 128 x 512 or a 128 x 512 x 4096 TN product. (Prefetching the next
-// block into L2 from the driver between kernel calls measured 3% slower, not faster.)
+// block. Row-major A is read in place, not packed; row-major op(B), when packed per K
+// block, is packed by the first row pass's kernels as they read it (AVX-512); transposed
+// A is packed per K block by a separate pass (see a_mode). (Prefetching the next block
+// into L2 from the driver between kernel calls measured 3% slower, not faster.)
 //
 // K outer (large square products, where re-packing op(B) per row block would cost
-// more): BLIS order, B packed once per K block and shared by the row blocks, with a
-// barrier between K blocks; op(A) is read as in K inner.
+// more): BLIS order, row blocks dealt out statically with no barrier (gemm_k_outer);
+// op(A) is read as in K inner.
 //
 // Determinism: an element's value depends only on the K-block split and the
 // micro-kernel's k order, never on which thread computes its tile or on the order
@@ -58,8 +56,7 @@ class PackBuffers {
   float* b() const { return b_; }
 
  private:
-  // 16 floats of slack for PackingTN kernels (see gemm_internal.hpp).
-  static constexpr size_t kABytes = sizeof(float) * (kMaxMc * kKc + 16);
+  static constexpr size_t kABytes = sizeof(float) * kMaxMc * kKc;
   static constexpr size_t kBBytes = sizeof(float) * kBFloats;
   float* a_ = nullptr;
   float* b_ = nullptr;
@@ -129,15 +126,15 @@ struct Grid {
   }
 };
 
-// How an item reads op(A): packed per K block, or for whole panels of mr rows, in
-// place (row-major A) or in place while packing it during the first column pass
-// (transposed A); a last partial panel is always packed.
-enum class AMode { Packed, RowMajor, PackingTN };
+// How an item reads op(A): packed per K block, or for whole panels of mr rows of
+// row-major A, in place (a last partial panel is always packed). Transposed A is always
+// packed beforehand: an AVX-512 form that packed it while the first column pass read it
+// (the mr values of k lda apart, each k a new row) was 8-60% slower on every TN shape of
+// bench_gemm than this separate pass (AMD EPYC Zen 5 class, 1 and 2 threads, 2026-12-06).
+enum class AMode { Packed, RowMajor };
 
 AMode a_mode(const KernelSpec& ks, const Problem& p) {
-  if (!p.transA && ks.direct_a) return AMode::RowMajor;
-  if (p.transA && ks.packing_tn) return AMode::PackingTN;
-  return AMode::Packed;
+  return !p.transA && ks.direct_a ? AMode::RowMajor : AMode::Packed;
 }
 
 // One item's share of one K block: every NR panel x every MR panel of the block, with
@@ -163,17 +160,11 @@ void run_block(const KernelSpec& ks, const Problem& p, AMode amode, const BlockJ
   }
   // Panels of rows [0, full_rows) are read in place; the rest is packed.
   const int full_rows = amode == AMode::Packed ? 0 : blk.mc / ks.mr * ks.mr;
-  // PackingTN packs the partial panel when the first pass reaches it, after the full
-  // panel before it has spilled its slack lanes there.
-  auto pack_rest = [&] {
-    if (full_rows < blk.mc) {
-      pack_a(p.transA, p.A, p.lda, blk.ic + full_rows, blk.mc - full_rows, j.k0, kc, ks.mr,
-             a_buf + static_cast<long>(full_rows) * kc);
-    }
-  };
-  if (amode != AMode::PackingTN) pack_rest();
+  if (full_rows < blk.mc) {
+    pack_a(p.transA, p.A, p.lda, blk.ic + full_rows, blk.mc - full_rows, j.k0, kc, ks.mr,
+           a_buf + static_cast<long>(full_rows) * kc);
+  }
   const float* a_rows = p.A + static_cast<long>(blk.ic) * p.lda + j.k0;  // RowMajor
-  const float* a_cols = p.A + static_cast<long>(j.k0) * p.lda + blk.ic;  // PackingTN
   for (int jr = blk.jr0; jr < blk.jr1; jr += ks.nr) {
     float* pb = j.b_origin + static_cast<long>(jr) * kc;
     const float* bias = p.ep.bias ? p.ep.bias + j.jc + jr : nullptr;
@@ -198,12 +189,9 @@ void run_block(const KernelSpec& ks, const Problem& p, AMode amode, const BlockJ
         } else {
           ks.packing_b(kc, pa, 0, b, p.ldb, pb, st);
         }
-      } else if (ir < full_rows && amode == AMode::RowMajor) {
+      } else if (ir < full_rows) {
         ks.direct_a(kc, a_rows + static_cast<long>(ir) * p.lda, p.lda, pb, st);
-      } else if (ir < full_rows && first_pass) {
-        ks.packing_tn(kc, a_cols + ir, p.lda, pa, pb, st);
       } else {
-        if (ir == full_rows && first_pass && amode == AMode::PackingTN) pack_rest();
         ks.kernel(kc, pa, pb, st);
       }
     }
@@ -243,8 +231,8 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
           if (!fuse_b) {
             pack_b(p.transB, p.B, p.ldb, k0, kc, jc + blk.jr0, blk.jr1 - blk.jr0, ks.nr, buf.b());
           } else {
-            // The first panel (its kernels may be packing A) and a partial last one are
-            // packed here.
+            // The kernels pack the full panels after the first; the first panel and a
+            // partial last one are packed here.
             pack_b(false, p.B, p.ldb, k0, kc, jc + blk.jr0, std::min(ks.nr, blk.jr1 - blk.jr0),
                    ks.nr, buf.b());
             const int jl = blk.jr0 + (blk.jr1 - blk.jr0 - 1) / ks.nr * ks.nr;

@@ -38,11 +38,6 @@ using MicroKernel = void (*)(int kc, const float* pa, const float* pb, const Til
 using DirectAKernel = void (*)(int kc, const float* a, long lda, const float* pb,
                                const TileStore& st);
 
-// Transposed A read in place (the mr values of k are a + k * lda) and copied to the
-// packed panel pa as it goes (mr * kc floats, plus up to 16 floats of slack written).
-using PackingTNKernel = void (*)(int kc, const float* a, long lda, float* pa, const float* pb,
-                                 const TileStore& st);
-
 // Row-major op(B) read in place (row k of the panel is b + k * ldb, all nr columns
 // present) and copied to the packed panel pb as it goes; op(A) packed (lda ignored) or,
 // for the row-major form, read in place as by DirectAKernel.
@@ -53,9 +48,8 @@ struct KernelSpec {
   int mr;
   int nr;
   MicroKernel kernel;
-  DirectAKernel direct_a = nullptr;      // null: row-major op(A) is packed
-  PackingTNKernel packing_tn = nullptr;  // null: transposed op(A) is packed beforehand
-  PackingBKernel packing_b = nullptr;    // null: op(B) is packed beforehand
+  DirectAKernel direct_a = nullptr;    // null: row-major op(A) is packed
+  PackingBKernel packing_b = nullptr;  // null: op(B) is packed beforehand
   PackingBKernel direct_a_packing_b = nullptr;
   int direct_a_max_cols = 1 << 30;  // items this many columns wide or wider pack op(A)
 };
