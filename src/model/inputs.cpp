@@ -1,6 +1,8 @@
 // Normalisation statistics, token features and targets (see inputs.hpp).
 #include "inputs.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -106,21 +108,25 @@ int64_t prepare_targets(const ModelConfig& cfg, const SeriesView& s, bool last_o
   *mask = ag::empty({B, n_out, H, C});
   float* y = targets->data();
   float* m = mask->data();
+  // A past covariate (c >= target_channels) is an input only, never a target.
+  const int64_t scored = cfg.target_channels == 0 ? C : std::min<int64_t>(C, cfg.target_channels);
   int64_t observed = 0;
+  // Windows are independent and the count is an integer sum, so threads change nothing;
+  // serial inside another parallel region (a part of a micro-batched step) and when small.
+  const bool parallel = B * n_out * H * C >= (int64_t{1} << 15) && !omp_in_parallel();
+#pragma omp parallel for schedule(static) reduction(+ : observed) if (parallel)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t slot = 0; slot < n_out; ++slot) {
       const int64_t n = last_only ? N - 1 : slot;
       for (int64_t h = 0; h < H; ++h) {
         const int64_t t = cfg.patch_end(n) + h;
+        const int64_t k = ((b * n_out + slot) * H + h) * C;
+        // Every target lies inside a window of L + H steps; the check keeps a shorter
+        // series safe (those targets are simply not scored).
         for (int64_t c = 0; c < C; ++c) {
-          const int64_t k = ((b * n_out + slot) * H + h) * C + c;
-          // Every target lies inside a window of L + H steps; the check keeps a
-          // shorter series safe (those targets are simply not scored).
-          // A past covariate (c >= target_channels) is an input only, never a target.
-          const bool target = cfg.target_channels == 0 || c < cfg.target_channels;
-          const bool ok = target && t < s.length && s.observed(b, t, c);
-          y[k] = ok ? s.value(b, t, c) : 0.0f;
-          m[k] = ok ? 1.0f : 0.0f;
+          const bool ok = c < scored && t < s.length && s.observed(b, t, c);
+          y[k + c] = ok ? s.value(b, t, c) : 0.0f;
+          m[k + c] = ok ? 1.0f : 0.0f;
           observed += ok;
         }
       }
