@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -296,45 +297,52 @@ TEST_CASE("predict: several inputs refuse outputs over inputs, equal names and -
   CHECK(fs::exists(t.dir + "/lax/shop_a.csv"));
 }
 
-TEST_CASE("predict: a model file with a non-finite weight is refused when loaded, tensor named") {
+namespace {
+
+// A copy of the micro model at dir/<name>/model.safetensors with tensor `tensor` changed
+// by `edit`, then predict on it writing dir/<name>/fc.csv: the run, and the copy's path.
+std::pair<Run, std::string> predict_with_edited(
+    const std::string& name, const std::string& tensor,
+    const std::function<void(std::vector<float>&)>& edit) {
   const Trained& t = trained();
-  const std::string bad = t.dir + "/poisoned/model.safetensors";
-  fs::create_directories(fs::path(bad).parent_path());
+  const std::string path = t.dir + "/" + name + "/model.safetensors";
+  fs::create_directories(fs::path(path).parent_path());
   auto file = attnfc::safetensors::read(t.model);
-  attnfc::safetensors::TensorData* weight = nullptr;
-  for (auto& tensor : file.tensors)
-    if (!weight && contains(tensor.name, "weight") && tensor.values.size() > 3) weight = &tensor;
-  REQUIRE(weight != nullptr);
-  weight->values[3] = std::numeric_limits<float>::infinity();
-  attnfc::safetensors::write(bad, file);
-  const Run r = run_attnfc("predict --model " + bad + " --input " + t.csv + " --output " + t.dir +
-                           "/poisoned/fc.csv");
+  bool found = false;
+  for (auto& each : file.tensors) {
+    if (each.name != tensor) continue;
+    edit(each.values);
+    found = true;
+  }
+  REQUIRE(found);
+  attnfc::safetensors::write(path, file);
+  return {run_attnfc("predict --model " + path + " --input " + t.csv + " --output " + t.dir + "/" +
+                     name + "/fc.csv"),
+          path};
+}
+
+}  // namespace
+
+TEST_CASE("predict: a model file with a non-finite weight is refused when loaded, tensor named") {
+  const auto [r, path] = predict_with_edited("poisoned", "embed.weight", [](std::vector<float>& v) {
+    v.at(3) = std::numeric_limits<float>::infinity();
+  });
   CHECK(r.code == 2);
-  CHECK_MESSAGE(contains(r.out, bad + ": tensor '" + weight->name +
-                                    "' holds an infinite value at element 3; expected finite"),
+  CHECK_MESSAGE(contains(r.out, path + ": tensor 'embed.weight' holds an infinite value at "
+                                       "element 3; expected finite"),
                 r.out);
-  CHECK_FALSE(fs::exists(t.dir + "/poisoned/fc.csv"));
+  CHECK_FALSE(fs::exists(trained().dir + "/poisoned/fc.csv"));
 }
 
 TEST_CASE("predict: a forecast that overflows names the input, never writes NaN") {
-  const Trained& t = trained();
-  const std::string huge = t.dir + "/huge/model.safetensors";
-  fs::create_directories(fs::path(huge).parent_path());
-  auto file = attnfc::safetensors::read(t.model);
-  bool scaled = false;
-  for (auto& tensor : file.tensors) {
-    if (tensor.name != "head.weight") continue;
-    for (float& v : tensor.values) v = 3e38f;  // finite, so the file loads
-    scaled = true;
-  }
-  REQUIRE(scaled);
-  attnfc::safetensors::write(huge, file);
-  const Run r = run_attnfc("predict --model " + huge + " --input " + t.csv + " --output " + t.dir +
-                           "/huge/fc.csv");
+  // Finite weights, so the file loads; the head's products overflow.
+  const auto [r, path] = predict_with_edited("huge", "head.weight", [](std::vector<float>& v) {
+    for (float& x : v) x = 3e38f;
+  });
   CHECK(r.code == 2);
-  CHECK_MESSAGE(contains(r.out, t.csv + ": " + huge +
-                                    " forecasts NaN or infinite values from its "
-                                    "last 32 rows; expected finite values"),
+  CHECK_MESSAGE(contains(r.out, trained().csv + ": " + path +
+                                    " forecasts NaN or infinite values from its last 32 rows; "
+                                    "expected finite values"),
                 r.out);
-  CHECK_FALSE(fs::exists(t.dir + "/huge/fc.csv"));
+  CHECK_FALSE(fs::exists(trained().dir + "/huge/fc.csv"));
 }
