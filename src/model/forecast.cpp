@@ -53,10 +53,6 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
   }
 }
 
-[[noreturn]] void non_finite(int64_t window) {
-  throw NonFiniteForecast(window);
-}
-
 // Steps [0, take) of windows [first, first + count) of one forecast pass, p [count, Q, H, C]
 // (level-major, as the head writes it), into levels [batch, want, Q, C] at step `done`.
 void copy_levels(const float* p, const detail::LevelMajor& at, int64_t first, int64_t count,
@@ -67,7 +63,7 @@ void copy_levels(const float* p, const detail::LevelMajor& at, int64_t first, in
       for (int64_t j = 0; j < Q; ++j) {
         const float* from = p + at.at(b, j, h);
         if (!std::all_of(from, from + C, [](float v) { return std::isfinite(v); }))
-          non_finite(first + b);
+          throw NonFiniteForecast(first + b);
         std::copy_n(from, C, levels + (((first + b) * want + done + h) * Q + j) * C);
       }
 }
@@ -162,7 +158,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
         for (int64_t h = 0; h < take; ++h) {
           for (int64_t c = 0; c < C; ++c) {
             const float v = p[at.at(b, m, h) + c];
-            if (!std::isfinite(v)) non_finite(first + b);
+            if (!std::isfinite(v)) throw NonFiniteForecast(first + b);
             result[((first + b) * want + done + h) * C + c] = v;
           }
         }

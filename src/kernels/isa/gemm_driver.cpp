@@ -76,15 +76,11 @@ inline int split_point(int units, int parts, int i) {
   return static_cast<int>(static_cast<long>(units) * i / parts);
 }
 
-// Runs `body(i)` for i in [0, n): shared among the team with a dynamic schedule when
-// called by every thread of a parallel region, serially otherwise. With `barrier` the
-// team waits for every item before returning.
+// Runs `body(i)` for i in [0, n): shared among the team with a dynamic schedule and no
+// barrier when called by every thread of a parallel region, serially otherwise.
 template <class Body>
-void team_for(bool team, int n, bool barrier, Body&& body) {
+void team_for(bool team, int n, Body&& body) {
   if (!team) {
-    for (int i = 0; i < n; ++i) body(i);
-  } else if (barrier) {
-#pragma omp for schedule(dynamic, 1)
     for (int i = 0; i < n; ++i) body(i);
   } else {
 #pragma omp for schedule(dynamic, 1) nowait
@@ -212,7 +208,7 @@ void gemm_k_inner(const KernelSpec& ks, const Problem& p, bool team, int threads
     const bool fuse_b = !whole_b && !p.transB && ks.packing_b &&
                         (amode != AMode::RowMajor || ks.direct_a_packing_b);
     bool have_b = false;
-    team_for(team, grid.n_mblocks * grid.n_groups, false, [&](int item) {
+    team_for(team, grid.n_mblocks * grid.n_groups, [&](int item) {
       const Block blk = grid.block(item, ks, p.M, nc);
       if (whole_b && !have_b) {
         for (int kb = 0; kb < nkb; ++kb) {
