@@ -16,6 +16,7 @@
 #endif
 
 #include "attnfc/autograd/engine.hpp"
+#include "strided.hpp"
 
 namespace attnfc::ag {
 
@@ -262,7 +263,7 @@ void Graph::plan_gradients(TensorNode* const* tape, int n, const Tensor& loss) {
 
 void Graph::materialise(GradSlot* s) {
   s->data = impl_->grad_base + s->offset;
-  std::memset(s->data, 0, static_cast<size_t>(s->numel) * sizeof(float));
+  detail::zero_floats(s->data, s->numel);
 }
 
 size_t Graph::bytes_reserved() const {

@@ -76,10 +76,9 @@ inline void grad_row(float* g, int64_t sg, const float* dy, const float* o, int6
   }
 }
 
-// True when t's gradient receives several output rows (broadcast along dims 0..2):
+// True when t (strides st) receives several output rows (broadcast along dims 0..2):
 // those rows must then be accumulated serially, in order.
-bool rows_reduce(const Tensor& t, const Dims4& out_dims) {
-  const Dims4 st = bstrides(t);
+bool rows_reduce(const Dims4& st, const Dims4& out_dims) {
   for (int i = 0; i < 3; ++i) {
     if (out_dims[i] > 1 && st[i] == 0) return true;
   }
@@ -90,10 +89,12 @@ bool rows_reduce(const Tensor& t, const Dims4& out_dims) {
 template <class F>
 void binary_grad(const Tensor& t, const Tensor& o, const Tensor& y, F f) {
   if (!t.requires_grad()) return;
-  const Dims4 d = detail::pad_dims(y.shape()), ts = bstrides(t), os = bstrides(o);
+  const detail::RowLoop loop =
+      detail::coalesce_rows({detail::pad_dims(y.shape()), bstrides(t), bstrides(o)});
+  const Dims4 &d = loop.d, &ts = loop.s0, &os = loop.s1;
   float* g = t.grad();
   const float *od = o.data(), *yd = y.data(), *dy = y.grad();
-  for_rows(d, !rows_reduce(t, d), [&](int64_t a, int64_t b, int64_t c) {
+  for_rows(d, !rows_reduce(ts, d), [&](int64_t a, int64_t b, int64_t c) {
     const int64_t yo = ((a * d[1] + b) * d[2] + c) * d[3];
     grad_row(g + detail::offset4(ts, a, b, c, 0), ts[3], dy + yo,
              od + detail::offset4(os, a, b, c, 0), os[3], yd + yo, d[3], f);
@@ -125,7 +126,6 @@ void binary_backward(const TensorNode& n) {
 
 template <class F>
 void binary_forward(const Tensor& a, const Tensor& b, const Tensor& y, F f) {
-  const Dims4 d = detail::pad_dims(y.shape()), as = bstrides(a), bs = bstrides(b);
   if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
     // The common case (residual adds): one flat, vectorised loop.
     const float *ad = a.data(), *bd = b.data();
@@ -133,6 +133,9 @@ void binary_forward(const Tensor& a, const Tensor& b, const Tensor& y, F f) {
     detail::flat_loop(y.numel(), [&](int64_t i) { yd[i] = f(ad[i], bd[i]); });
     return;
   }
+  const detail::RowLoop loop =
+      detail::coalesce_rows({detail::pad_dims(y.shape()), bstrides(a), bstrides(b)});
+  const Dims4 &d = loop.d, &as = loop.s0, &bs = loop.s1;
   for_rows(d, true, [&](int64_t i, int64_t j, int64_t k) {
     map_row(y.data() + ((i * d[1] + j) * d[2] + k) * d[3],
             a.data() + detail::offset4(as, i, j, k, 0), as[3],

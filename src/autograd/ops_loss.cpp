@@ -58,12 +58,14 @@ LossView loss_view(const Tensor& pred, const Tensor& target, const Tensor& mask)
 }
 
 // f(pred offset, target offset, mask offset) for every element, in index order; a flat
-// loop when all operands are contiguous (the usual case).
+// loop when all operands are contiguous (the usual case). `independent`: f writes only
+// its own element, so the flat loop may be split over threads (the backward).
 template <class F>
-void for_each_element(const Tensor& pred, const Tensor& target, const Tensor& mask, F&& f) {
+void for_each_element(const Tensor& pred, const Tensor& target, const Tensor& mask, F&& f,
+                      bool independent = false) {
   if (pred.is_contiguous() && target.is_contiguous() && (!mask.defined() || mask.is_contiguous())) {
     const int64_t n = pred.numel();
-    for (int64_t i = 0; i < n; ++i) f(i, i, i);
+    detail::index_loop(n, independent && n >= detail::kParallelMin, [&](int64_t i) { f(i, i, i); });
     return;
   }
   const LossView v = loss_view(pred, target, mask);
@@ -82,14 +84,17 @@ void loss_backward(const TensorNode& n) {
   const float *pd = pred.data(), *td = target.data(), *md = mask.defined() ? mask.data() : nullptr;
   float* dp = pred.requires_grad() ? pred.grad() : nullptr;
   float* dt = target.requires_grad() ? target.grad() : nullptr;
-  for_each_element(pred, target, mask, [&](int64_t po, int64_t to, int64_t mo) {
-    const double m = md ? md[mo] : 1.0;
-    if (m == 0.0) return;
-    const double d = static_cast<double>(pd[po]) - td[to];
-    const float s = static_cast<float>(g * m * loss_slope(kind, d, a));
-    if (dp) dp[po] += s;
-    if (dt) dt[to] -= s;
-  });
+  for_each_element(
+      pred, target, mask,
+      [&](int64_t po, int64_t to, int64_t mo) {
+        const double m = md ? md[mo] : 1.0;
+        if (m == 0.0) return;
+        const double d = static_cast<double>(pd[po]) - td[to];
+        const float s = static_cast<float>(g * m * loss_slope(kind, d, a));
+        if (dp) dp[po] += s;
+        if (dt) dt[to] -= s;
+      },
+      true);
 }
 
 Tensor masked_loss(const Tensor& pred, const Tensor& target, const Tensor& mask, Loss kind,

@@ -1,6 +1,9 @@
 // Optimisers. Buffers are sized once in the constructor, so step() allocates nothing.
 #include "attnfc/autograd/optim.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -8,6 +11,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/kernels/adamw.hpp"
+#include "attnfc/kernels/threading.hpp"
 
 namespace attnfc::ag {
 
@@ -148,25 +152,53 @@ int AdamW::set_lr_scale(const std::string& name_prefix, float scale) {
   return matched;
 }
 
+// The update is elementwise and the kernel treats every element alike (masked
+// tails), so how the parameters are cut and which thread runs a piece changes nothing.
+void AdamW::update_decoupled(float base_lr) {
+  const auto& all = params_.all();
+  if (pieced_params_ != all.size()) {
+    constexpr int64_t kPieceSize = 1 << 14;
+    pieces_.clear();  // a one-time allocation, redone only when parameters are added
+    for (size_t k = 0; k < all.size(); ++k) {
+      const int64_t n = all[k].tensor.numel();
+      for (int64_t b = 0; b < n; b += kPieceSize)
+        pieces_.push_back({k, b, std::min(n, b + kPieceSize)});
+    }
+    pieced_params_ = all.size();
+  }
+  const float decay = decoupled_ ? weight_decay_ : 0.0f;
+  const auto count = static_cast<int64_t>(pieces_.size());
+  const bool parallel = count > 1 && params_.numel() >= (int64_t{1} << 15) && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t i = 0; i < count; ++i) {
+    kernels::enable_flush_to_zero();
+    const Piece& piece = pieces_[static_cast<size_t>(i)];
+    const size_t k = piece.param;
+    const float scale = k < lr_scale_.size() ? lr_scale_[k] : 1.0f;
+    if (scale == 0.0f) continue;  // frozen: no update, no decay
+    const int64_t b = piece.begin;
+    kernels::adamw_update(all[k].tensor.data() + b, all[k].tensor.grad() + b, m_[k].data() + b,
+                          v_[k].data() + b, piece.end - b,
+                          kernels::AdamWStep{base_lr * scale, beta1_, beta2_, eps_, decay, steps_});
+  }
+}
+
 void AdamW::step(float base_lr) {
-  float lr = base_lr;
   cover_new_params(params_, m_);
   cover_new_params(params_, v_);
   ++steps_;
+  if (decoupled_ || weight_decay_ == 0.0f) {
+    update_decoupled(base_lr);
+    return;
+  }
   const auto& all = params_.all();
   for (size_t k = 0; k < all.size(); ++k) {
     const float scale = k < lr_scale_.size() ? lr_scale_[k] : 1.0f;
     if (scale == 0.0f) continue;  // frozen: no update, no decay
-    lr = base_lr * scale;
+    const float lr = base_lr * scale;
     float* p = all[k].tensor.data();
     const float* g = all[k].tensor.grad();
     const int64_t n = all[k].tensor.numel();
-    if (decoupled_ || weight_decay_ == 0.0f) {
-      kernels::adamw_update(
-          p, g, m_[k].data(), v_[k].data(), n,
-          kernels::AdamWStep{lr, beta1_, beta2_, eps_, decoupled_ ? weight_decay_ : 0.0f, steps_});
-      continue;
-    }
     // Adam with L2 regularisation: the decay joins the gradient before the moments.
     const double bc1 = 1.0 - std::pow(static_cast<double>(beta1_), static_cast<double>(steps_));
     const double bc2 = 1.0 - std::pow(static_cast<double>(beta2_), static_cast<double>(steps_));

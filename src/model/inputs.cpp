@@ -40,7 +40,10 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
   if (K > 0) out.lookback = ag::empty({B, n_out, K});
   float* lookback = K > 0 ? out.lookback.data() : nullptr;
   const double eps = cfg.norm_eps;
-
+  // Windows are independent (each writes its own rows), so threads change nothing;
+  // serial inside another parallel region (a part of a micro-batched step) and when small.
+  const bool parallel = B * C * (N * P + n_out * K) >= (int64_t{1} << 15) && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t c = 0; c < C; ++c) {
       // Whole-context statistics for instance normalisation.

@@ -29,6 +29,9 @@ void make_params(ag::ParameterSet& ps) {
   ag::init_uniform(ps.create("a", {3, 7}), 1.0f, 1);
   ag::init_uniform(ps.create("b", {33}), 1.0f, 2);
   ag::init_uniform(ps.create("c", {1}), 1.0f, 3);
+  // Larger than AdamW's piece of 2^14 elements, and the set large enough to update in
+  // parallel: pieces of one tensor, and of several, share one region.
+  ag::init_uniform(ps.create("d", {40001}), 1.0f, 4);
 }
 
 std::vector<float> flat(const ag::ParameterSet& ps) {
@@ -157,7 +160,7 @@ TEST_CASE("load_state rejects state from another model or optimiser") {
   ag::AdamW adam(ps);
   ag::SGD sgd(ps, 0.9f);
   std::vector<ag::StateTensor> s = adam.state();
-  CHECK(s.size() == 7);
+  CHECK(s.size() == 9);  // m and v of four parameters, and the step count
   CHECK_THROWS_AS(sgd.load_state(s), InputError);
   std::vector<ag::StateTensor> wrong_size = s;
   wrong_size[0].values.pop_back();

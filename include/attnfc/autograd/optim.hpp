@@ -60,6 +60,15 @@ class AdamW final : public Optimizer {
   bool decoupled_;
   std::vector<std::vector<float>> m_, v_;
   int64_t steps_ = 0;
+  // Every parameter cut into pieces of at most kPieceSize elements, so that one
+  // parallel region updates them all (most tensors are too small to split alone).
+  struct Piece {
+    size_t param;
+    int64_t begin, end;
+  };
+  std::vector<Piece> pieces_;
+  size_t pieced_params_ = 0;  // how many parameters pieces_ covers
+  void update_decoupled(float base_lr);
 };
 
 // Scales all gradients so their global L2 norm is at most max_norm; returns the
