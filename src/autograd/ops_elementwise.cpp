@@ -58,21 +58,22 @@ inline void map_row(float* y, const float* a, int64_t sa, const float* b, int64_
 }
 
 // g[i * sg] += f(dy[i], o[i * so], y[i]) for i < n; with sg == 0 the row's terms are
-// summed in index order first (a fixed order).
-template <class F>
+// summed in index order first (a fixed order). kFresh: g is an unzeroed slot written
+// here once per element (ag::grad_store).
+template <bool kFresh, class F>
 inline void grad_row(float* g, int64_t sg, const float* dy, const float* o, int64_t so,
                      const float* y, int64_t n, F f) {
   if (sg == 0) {
     float acc = 0.0f;
     for (int64_t i = 0; i < n; ++i) acc += f(dy[i], o[i * so], y[i]);
-    *g += acc;
+    grad_store<kFresh>(*g, acc);
   } else if (sg == 1 && so == 1) {
-    for (int64_t i = 0; i < n; ++i) g[i] += f(dy[i], o[i], y[i]);
+    for (int64_t i = 0; i < n; ++i) grad_store<kFresh>(g[i], f(dy[i], o[i], y[i]));
   } else if (sg == 1 && so == 0) {
     const float ov = *o;
-    for (int64_t i = 0; i < n; ++i) g[i] += f(dy[i], ov, y[i]);
+    for (int64_t i = 0; i < n; ++i) grad_store<kFresh>(g[i], f(dy[i], ov, y[i]));
   } else {
-    for (int64_t i = 0; i < n; ++i) g[i * sg] += f(dy[i], o[i * so], y[i]);
+    for (int64_t i = 0; i < n; ++i) grad_store<kFresh>(g[i * sg], f(dy[i], o[i * so], y[i]));
   }
 }
 
@@ -94,10 +95,16 @@ void binary_grad(const Tensor& t, const Tensor& o, const Tensor& y, F f) {
   const Dims4 &d = loop.d, &ts = loop.s0, &os = loop.s1;
   float* g = t.grad();
   const float *od = o.data(), *yd = y.data(), *dy = y.grad();
+  // Fresh only for an operand of y's shape (binary's assigns): no row is reduced.
+  const bool fresh = grad_is_fresh(t);
   for_rows(d, !rows_reduce(ts, d), [&](int64_t a, int64_t b, int64_t c) {
     const int64_t yo = ((a * d[1] + b) * d[2] + c) * d[3];
-    grad_row(g + detail::offset4(ts, a, b, c, 0), ts[3], dy + yo,
-             od + detail::offset4(os, a, b, c, 0), os[3], yd + yo, d[3], f);
+    float* gr = g + detail::offset4(ts, a, b, c, 0);
+    const float* orow = od + detail::offset4(os, a, b, c, 0);
+    if (fresh)
+      grad_row<true>(gr, ts[3], dy + yo, orow, os[3], yd + yo, d[3], f);
+    else
+      grad_row<false>(gr, ts[3], dy + yo, orow, os[3], yd + yo, d[3], f);
   });
 }
 
@@ -165,6 +172,8 @@ Tensor binary(const Tensor& a, const Tensor& b, BinOp op, const char* name) {
     node->in[0] = a;
     node->in[1] = b;
     node->iarg[0] = static_cast<int64_t>(op);
+    // An operand of the output's shape gets every gradient element once (binary_grad).
+    node->assigns = static_cast<uint8_t>((a.shape() == s ? 1 : 0) | (b.shape() == s ? 2 : 0));
   }
   return y;
 }

@@ -1,6 +1,8 @@
 // Fused model ops (see model_ops.hpp): forward and backward side by side.
 #include "model_ops.hpp"
 
+#include <omp.h>
+
 #include <new>
 
 #include "attnfc/autograd/engine.hpp"
@@ -12,6 +14,23 @@ namespace attnfc::model::detail {
 
 namespace {
 
+// Rows of scale_shift are independent: split over the team when large (the quantile
+// head's de-normalisation ran on one thread); the same bits at any thread count.
+template <class Row>
+void for_rows_split(int64_t rows, int64_t per_row, Row&& row) {
+  const bool parallel = rows > 1 && rows * per_row >= (int64_t{1} << 15) && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t r = 0; r < rows; ++r) row(r);
+}
+
+// dx[r] (+)= dy[r] * s[r] for one row of K steps x C channels; every dx written once.
+template <bool kFresh>
+void scale_row_backward(const float* __restrict dy, const float* __restrict s, float* __restrict dx,
+                        int64_t K, int64_t C) {
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c) ag::grad_store<kFresh>(dx[k * C + c], dy[k * C + c] * s[c]);
+}
+
 // in[0] = x [B, M, K, C], in[1] = scale [B, M, 1, C].
 void scale_shift_backward(const ag::TensorNode& node) {
   const ag::Tensor& x = node.in[0];
@@ -21,18 +40,14 @@ void scale_shift_backward(const ag::TensorNode& node) {
   const float* dy = node.out.grad();
   float* dx = x.grad();
   const float* s = scale.data();
-  if (C == 1) {  // one channel (every channel-independent model): a loop that vectorizes
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < K; ++k) dx[r * K + k] += dy[r * K + k] * s[r];
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* sr = s + r * C;
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t o = (r * K + k) * C;
-      for (int64_t c = 0; c < C; ++c) dx[o + c] += dy[o + c] * sr[c];
-    }
-  }
+  const bool fresh = ag::grad_is_fresh(x);
+  for_rows_split(rows, K * C, [&](int64_t r) {
+    const int64_t o = r * K * C;
+    if (fresh)
+      scale_row_backward<true>(dy + o, s + r * C, dx + o, K, C);
+    else
+      scale_row_backward<false>(dy + o, s + r * C, dx + o, K, C);
+  });
 }
 
 // in[0] = x [B, N, d], in[1] = pe [N, d].
@@ -145,20 +160,17 @@ ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::T
   const int64_t rows = x.size(0) * x.size(1), K = x.size(2), C = x.size(3);
   const float *xd = x.data(), *s = scale.data(), *t = shift.data();
   float* yd = y.data();
-  if (C == 1) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < K; ++k) yd[r * K + k] = xd[r * K + k] * s[r] + t[r];
-  } else {
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t o = (r * K + k) * C;
-        for (int64_t c = 0; c < C; ++c) yd[o + c] = xd[o + c] * s[r * C + c] + t[r * C + c];
-      }
+  for_rows_split(rows, K * C, [&](int64_t r) {
+    const float* __restrict sr = s + r * C, * __restrict tr = t + r * C;
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t o = (r * K + k) * C;
+      for (int64_t c = 0; c < C; ++c) yd[o + c] = xd[o + c] * sr[c] + tr[c];
     }
-  }
+  });
   if (node) {
     node->in[0] = x;
     node->in[1] = scale;
+    node->assigns = 1;  // scale_row_backward writes every dx once
   }
   return y;
 }

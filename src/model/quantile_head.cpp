@@ -65,6 +65,8 @@ double* scratch(int64_t n) {
 }
 
 // One row's backward through the non-crossing map: x, dy, dx point at its Q levels of C.
+// Writes every dx once (kFresh: into an unzeroed slot, ag::grad_store).
+template <bool kFresh>
 void monotone_row_backward(const float* __restrict x, const float* __restrict dy,
                            float* __restrict dx, int64_t Q, int64_t C, int64_t m) {
   double* __restrict above = scratch(2 * C);  // sum_{k >= j} dy_k over the levels above m
@@ -75,18 +77,19 @@ void monotone_row_backward(const float* __restrict x, const float* __restrict dy
     const int64_t o = j * C;
     for (int64_t c = 0; c < C; ++c) {
       above[c] += dy[o + c];
-      dx[o + c] += static_cast<float>(gap_slope(x[o + c]) * above[c]);
+      ag::grad_store<kFresh>(dx[o + c], static_cast<float>(gap_slope(x[o + c]) * above[c]));
     }
   }
   for (int64_t j = 0; j < m; ++j) {  // y_j = y_{j+1} - gap(x_j): dx_j -= ...
     const int64_t o = j * C;
     for (int64_t c = 0; c < C; ++c) {
       below[c] += dy[o + c];
-      dx[o + c] -= static_cast<float>(gap_slope(x[o + c]) * below[c]);
+      ag::grad_store<kFresh>(dx[o + c], -static_cast<float>(gap_slope(x[o + c]) * below[c]));
     }
   }
   const int64_t o = m * C;
-  for (int64_t c = 0; c < C; ++c) dx[o + c] += static_cast<float>(above[c] + below[c] + dy[o + c]);
+  for (int64_t c = 0; c < C; ++c)
+    ag::grad_store<kFresh>(dx[o + c], static_cast<float>(above[c] + below[c] + dy[o + c]));
 }
 
 // in[0] = x [R, Q, C]; iarg[0] = m, the median level.
@@ -96,16 +99,22 @@ void monotone_levels_backward(const ag::TensorNode& node) {
   const int64_t R = x.size(0), Q = x.size(1), C = x.size(2), m = node.iarg[0];
   const float *xd = x.data(), *dy = node.out.grad();
   float* dx = x.grad();
+  const bool fresh = ag::grad_is_fresh(x);
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      monotone_row_backward(xd + r * Q * C, dy + r * Q * C, dx + r * Q * C, Q, C, m);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t o = r * Q * C;
+      if (fresh)
+        monotone_row_backward<true>(xd + o, dy + o, dx + o, Q, C, m);
+      else
+        monotone_row_backward<false>(xd + o, dy + o, dx + o, Q, C, m);
+    }
   });
 }
 
 // One row's pinball gradient: p, dp at its Q levels of C; y, w at its C targets (kMasked
 // false: all counted). d/dp rho_q(y - p) = -q where y > p, 1 - q where y < p (0 at the kink,
 // as quantile_loss).
-template <bool kMasked>
+template <bool kMasked, bool kFresh>
 void pinball_row_backward(const float* __restrict p, const float* __restrict y,
                           const float* __restrict w, float* __restrict dp, const float* q,
                           int64_t Q, int64_t C, double g) {
@@ -122,7 +131,7 @@ void pinball_row_backward(const float* __restrict p, const float* __restrict y,
       // A value of weight 0 gets g * 0 * slope = +-0 (slope is finite, NaN targets included),
       // which leaves every gradient but -0 as it is; pred feeds only this loss, so its
       // gradient is +0 here. (A select that skipped it became a branch: scalar, 3x slower.)
-      dp[o + c] += static_cast<float>(g * weight * slope);
+      ag::grad_store<kFresh>(dp[o + c], static_cast<float>(g * weight * slope));
     }
   }
 }
@@ -137,12 +146,20 @@ void pinball_backward(const ag::TensorNode& node) {
   const float *y = target.data(), *w = mask.defined() ? mask.data() : nullptr;
   const float* p = pred.data();
   float* dp = pred.grad();
+  const bool fresh = ag::grad_is_fresh(pred);
   for_row_blocks(R, Q * C, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      if (w)
-        pinball_row_backward<true>(p + r * Q * C, y + r * C, w + r * C, dp + r * Q * C, q, Q, C, g);
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *pr = p + r * Q * C, *yr = y + r * C, *wr = w ? w + r * C : nullptr;
+      float* dr = dp + r * Q * C;
+      if (w && fresh)
+        pinball_row_backward<true, true>(pr, yr, wr, dr, q, Q, C, g);
+      else if (w)
+        pinball_row_backward<true, false>(pr, yr, wr, dr, q, Q, C, g);
+      else if (fresh)
+        pinball_row_backward<false, true>(pr, yr, wr, dr, q, Q, C, g);
       else
-        pinball_row_backward<false>(p + r * Q * C, y + r * C, nullptr, dp + r * Q * C, q, Q, C, g);
+        pinball_row_backward<false, false>(pr, yr, wr, dr, q, Q, C, g);
+    }
   });
 }
 
@@ -174,6 +191,7 @@ ag::Tensor monotone_levels(const ag::Tensor& x, int median) {
   if (node) {
     node->in[0] = x;
     node->iarg[0] = m;
+    node->assigns = 1;  // monotone_row_backward writes every dx once
   }
   return y;
 }
@@ -228,6 +246,7 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
     node->aux = kept;
     node->iarg[0] = Q;
     node->farg[0] = static_cast<float>(inv);
+    node->assigns = 1;  // pinball_row_backward writes every dp once
   }
   return out;
 }

@@ -40,8 +40,26 @@ struct TensorNode {
   int64_t iarg[4] = {};
   float farg[4] = {};
   GradSlot grad;  // the gradient storage of `out` (unused by views)
+  // Bit k: this backward writes every element of in[k]'s gradient exactly once, so when
+  // it is that gradient's first writer the slot may come unzeroed (GradSlot::fresh; the
+  // backward then stores with grad_store). Only whole, contiguous slots qualify.
+  uint8_t assigns = 0;
 };
 static_assert(std::is_trivially_destructible_v<TensorNode>);
+
+// True when t's gradient slot came unzeroed to this backward (see TensorNode::assigns).
+inline bool grad_is_fresh(const Tensor& t) {
+  return t.grad_slot() != nullptr && t.grad_slot()->fresh;
+}
+// g += v, or into a fresh slot g = 0.0f + v: the same bits (+0 for a -0 value included).
+template <bool kFresh>
+inline void grad_store(float& g, float v) {
+  if constexpr (kFresh) {
+    g = 0.0f + v;
+  } else {
+    g += v;
+  }
+}
 
 // 64-byte aligned memory from the current graph's arena; valid until reset().
 void* arena_alloc(size_t bytes);

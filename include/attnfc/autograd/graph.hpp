@@ -39,6 +39,7 @@ class Graph {
  private:
   void plan_gradients(TensorNode* const* tape, int n, const Tensor& loss);
   void materialise(GradSlot* s);
+  void open_input_slots(const TensorNode& node, int k);
   Impl* impl_;
 };
 

@@ -42,6 +42,10 @@ struct GradSlot {
   int64_t offset = 0;      // planned position in the graph's gradient region (floats)
   int32_t produced = -1;   // tape index of the owning op
   int32_t first_use = -1;  // tape index of the first backward (in replay order) writing it
+  // Handed out unzeroed to its first writer, a backward that declared it writes every
+  // element of that input's gradient (TensorNode::assigns): it stores 0.0f + value, the
+  // bits zeroing and then adding would give, and saves the memset. Cleared after it ran.
+  bool fresh = false;
 };
 
 class Tensor {
@@ -86,6 +90,7 @@ class Tensor {
   const std::array<int64_t, kMaxDims>& strides() const { return strides_; }
   TensorNode* node() const { return node_; }
   GradSlot* grad_slot() const { return slot_; }
+  int64_t grad_offset() const { return grad_offset_; }
 
  private:
   Shape shape_;
