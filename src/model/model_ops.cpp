@@ -27,6 +27,11 @@ void for_rows_split(int64_t rows, int64_t per_row, Row&& row) {
 template <bool kFresh>
 void scale_row_backward(const float* __restrict dy, const float* __restrict s, float* __restrict dx,
                         int64_t K, int64_t C) {
+  if (C == 1) {  // one channel (every channel-independent model): a loop that vectorizes
+    const float s0 = s[0];
+    for (int64_t k = 0; k < K; ++k) ag::grad_store<kFresh>(dx[k], dy[k] * s0);
+    return;
+  }
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < C; ++c) ag::grad_store<kFresh>(dx[k * C + c], dy[k * C + c] * s[c]);
 }
@@ -162,6 +167,13 @@ ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::T
   float* yd = y.data();
   for_rows_split(rows, K * C, [&](int64_t r) {
     const float* __restrict sr = s + r * C, * __restrict tr = t + r * C;
+    if (C == 1) {  // as in the backward
+      const float s0 = sr[0], t0 = tr[0];
+      const float* __restrict xr = xd + r * K;
+      float* __restrict yr = yd + r * K;
+      for (int64_t k = 0; k < K; ++k) yr[k] = xr[k] * s0 + t0;
+      return;
+    }
     for (int64_t k = 0; k < K; ++k) {
       const int64_t o = (r * K + k) * C;
       for (int64_t c = 0; c < C; ++c) yd[o + c] = xd[o + c] * sr[c] + tr[c];
