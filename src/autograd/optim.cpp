@@ -165,7 +165,10 @@ void AdamW::update_decoupled(float base_lr) {
         pieces_.push_back({k, b, std::min(n, b + kPieceSize)});
     }
     pieced_params_ = all.size();
+    grads_.resize(all.size());
   }
+  // Gradient addresses as this thread sees them (a GradientRedirectScope is per thread).
+  for (size_t k = 0; k < all.size(); ++k) grads_[k] = all[k].tensor.grad();
   const float decay = decoupled_ ? weight_decay_ : 0.0f;
   const auto count = static_cast<int64_t>(pieces_.size());
   const bool parallel = count > 1 && params_.numel() >= (int64_t{1} << 15) && !omp_in_parallel();
@@ -177,7 +180,7 @@ void AdamW::update_decoupled(float base_lr) {
     const float scale = k < lr_scale_.size() ? lr_scale_[k] : 1.0f;
     if (scale == 0.0f) continue;  // frozen: no update, no decay
     const int64_t b = piece.begin;
-    kernels::adamw_update(all[k].tensor.data() + b, all[k].tensor.grad() + b, m_[k].data() + b,
+    kernels::adamw_update(all[k].tensor.data() + b, grads_[k] + b, m_[k].data() + b,
                           v_[k].data() + b, piece.end - b,
                           kernels::AdamWStep{base_lr * scale, beta1_, beta2_, eps_, decay, steps_});
   }
