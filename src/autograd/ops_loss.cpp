@@ -94,7 +94,7 @@ void loss_backward(const TensorNode& n) {
         if (dp) dp[po] += s;
         if (dt) dt[to] -= s;
       },
-      true);
+      dt == nullptr);  // pred and target may be views of one gradient: then in order
 }
 
 Tensor masked_loss(const Tensor& pred, const Tensor& target, const Tensor& mask, Loss kind,

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attnfc/autograd/graph.hpp"
+#include "attnfc/kernels/threading.hpp"
 
 namespace attnfc::model::detail {
 
@@ -45,6 +46,7 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
   const bool parallel = B * C * (N * P + n_out * K) >= (int64_t{1} << 15) && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t b = 0; b < B; ++b) {
+    kernels::enable_flush_to_zero();  // as every kernel region: denormals alike on any thread
     for (int64_t c = 0; c < C; ++c) {
       // Whole-context statistics for instance normalisation.
       double total = 0, total_sq = 0;

@@ -9,6 +9,7 @@
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/kernels/dropout.hpp"
 #include "attnfc/kernels/gemm.hpp"
+#include "attnfc/kernels/threading.hpp"
 
 namespace attnfc::model::detail {
 
@@ -19,8 +20,12 @@ namespace {
 template <class Row>
 void for_rows_split(int64_t rows, int64_t per_row, Row&& row) {
   const bool parallel = rows > 1 && rows * per_row >= (int64_t{1} << 15) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t r = 0; r < rows; ++r) row(r);
+#pragma omp parallel if (parallel)
+  {
+    kernels::enable_flush_to_zero();  // as every kernel region: denormals alike on any thread
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) row(r);
+  }
 }
 
 // dx[r] (+)= dy[r] * s[r] for one row of K steps x C channels; every dx written once.
