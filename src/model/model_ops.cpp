@@ -1,32 +1,17 @@
 // Fused model ops (see model_ops.hpp): forward and backward side by side.
 #include "model_ops.hpp"
 
-#include <omp.h>
-
 #include <new>
 
 #include "attnfc/autograd/engine.hpp"
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/kernels/dropout.hpp"
 #include "attnfc/kernels/gemm.hpp"
-#include "attnfc/kernels/threading.hpp"
+#include "row_blocks.hpp"
 
 namespace attnfc::model::detail {
 
 namespace {
-
-// Rows of scale_shift are independent: split over the team when large (the quantile
-// head's de-normalisation ran on one thread); the same bits at any thread count.
-template <class Row>
-void for_rows_split(int64_t rows, int64_t per_row, Row&& row) {
-  const bool parallel = rows > 1 && rows * per_row >= (int64_t{1} << 15) && !omp_in_parallel();
-#pragma omp parallel if (parallel)
-  {
-    kernels::enable_flush_to_zero();  // as every kernel region: denormals alike on any thread
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) row(r);
-  }
-}
 
 // dx[r] (+)= dy[r] * s[r] for one row of K steps x C channels; every dx written once.
 template <bool kFresh>
@@ -51,12 +36,14 @@ void scale_shift_backward(const ag::TensorNode& node) {
   float* dx = x.grad();
   const float* s = scale.data();
   const bool fresh = ag::grad_is_fresh(x);
-  for_rows_split(rows, K * C, [&](int64_t r) {
-    const int64_t o = r * K * C;
-    if (fresh)
-      scale_row_backward<true>(dy + o, s + r * C, dx + o, K, C);
-    else
-      scale_row_backward<false>(dy + o, s + r * C, dx + o, K, C);
+  for_row_blocks(rows, K * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t o = r * K * C;
+      if (fresh)
+        scale_row_backward<true>(dy + o, s + r * C, dx + o, K, C);
+      else
+        scale_row_backward<false>(dy + o, s + r * C, dx + o, K, C);
+    }
   });
 }
 
@@ -108,6 +95,23 @@ void embed_tokens_backward(const ag::TensorNode& node) {
   }
   if (x.requires_grad()) {
     kernels::gemm(false, false, M, K, d, 1.0f, g, d, W.data(), K, 1.0f, x.grad(), K);
+  }
+}
+
+// y = x * s + t for row r of x [rows, K, C] (s, t [rows, C]).
+void scale_shift_row(const float* xd, const float* s, const float* t, float* yd, int64_t r,
+                     int64_t K, int64_t C) {
+  const float* __restrict sr = s + r * C, * __restrict tr = t + r * C;
+  if (C == 1) {  // as in the backward
+    const float s0 = sr[0], t0 = tr[0];
+    const float* __restrict xr = xd + r * K;
+    float* __restrict yr = yd + r * K;
+    for (int64_t k = 0; k < K; ++k) yr[k] = xr[k] * s0 + t0;
+    return;
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t o = (r * K + k) * C;
+    for (int64_t c = 0; c < C; ++c) yd[o + c] = xd[o + c] * sr[c] + tr[c];
   }
 }
 
@@ -170,19 +174,9 @@ ag::Tensor scale_shift(const ag::Tensor& x, const ag::Tensor& scale, const ag::T
   const int64_t rows = x.size(0) * x.size(1), K = x.size(2), C = x.size(3);
   const float *xd = x.data(), *s = scale.data(), *t = shift.data();
   float* yd = y.data();
-  for_rows_split(rows, K * C, [&](int64_t r) {
-    const float* __restrict sr = s + r * C, * __restrict tr = t + r * C;
-    if (C == 1) {  // as in the backward
-      const float s0 = sr[0], t0 = tr[0];
-      const float* __restrict xr = xd + r * K;
-      float* __restrict yr = yd + r * K;
-      for (int64_t k = 0; k < K; ++k) yr[k] = xr[k] * s0 + t0;
-      return;
-    }
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t o = (r * K + k) * C;
-      for (int64_t c = 0; c < C; ++c) yd[o + c] = xd[o + c] * sr[c] + tr[c];
-    }
+  // Rows [r0, r1): x * s + t per row (one channel: a loop over the steps that vectorizes).
+  for_row_blocks(rows, K * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) scale_shift_row(xd, s, t, yd, r, K, C);
   });
   if (node) {
     node->in[0] = x;

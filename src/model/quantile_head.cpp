@@ -11,6 +11,7 @@
 #include "attnfc/autograd/ops.hpp"
 #include "attnfc/kernels/threading.hpp"
 #include "model_ops.hpp"
+#include "row_blocks.hpp"
 
 namespace attnfc::model::detail {
 
@@ -27,32 +28,12 @@ double gap_slope(double x) {
   return 0.5 * (1.0 + x / std::sqrt(x * x + 1.0));
 }
 
-// Rows r are independent in every op here, so they are split into blocks of a fixed number
-// of rows (from the shape, never from the thread count): the values, and the order of the
-// one serial sum (pinball_over_levels' total, taken after the blocks in row order), do not
-// depend on the thread count. x [R, Q, C] holds a row's Q levels one after another, each C
-// values contiguous (the model's C is its H steps times its channels), so every loop below
-// runs over c, contiguous, and vectorizes; each element sees the operations a loop over
-// (r, c), level by level, would apply, in the same order.
-constexpr int64_t kBlockElements = 8192;            // about 32 KiB of floats
-constexpr int64_t kParallelMin = int64_t{1} << 15;  // elements: below this one thread wins
-
-template <class Body>
-void for_row_blocks(int64_t R, int64_t per_row, Body&& body) {
-  const int64_t rows = std::max<int64_t>(1, kBlockElements / std::max<int64_t>(per_row, 1));
-  const int64_t blocks = (R + rows - 1) / rows;
-  const auto run = [&](int64_t b) { body(b * rows, std::min(R, (b + 1) * rows)); };
-  if (R * per_row < kParallelMin || blocks < 2 || omp_in_parallel()) {
-    for (int64_t b = 0; b < blocks; ++b) run(b);
-    return;
-  }
-#pragma omp parallel
-  {
-    kernels::enable_flush_to_zero();
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < blocks; ++b) run(b);
-  }
-}
+// Rows r are independent in every op here, and run in blocks (row_blocks.hpp): the values,
+// and the order of the one serial sum (pinball_over_levels' total, taken after the blocks in
+// row order), do not depend on the thread count. x [R, Q, C] holds a row's Q levels one after
+// another, each C values contiguous (the model's C is its H steps times its channels), so
+// every loop below runs over c, contiguous, and vectorizes; each element sees the operations
+// a loop over (r, c), level by level, would apply, in the same order.
 
 // A buffer of doubles kept by each thread (it grows to the largest request once, then a
 // training step allocates nothing). gap and gap_slope run on contiguous values, so their
