@@ -156,7 +156,7 @@ int AdamW::set_lr_scale(const std::string& name_prefix, float scale) {
 // tails), so how the parameters are cut and which thread runs a piece changes nothing.
 void AdamW::update_decoupled(float base_lr) {
   const auto& all = params_.all();
-  if (pieced_params_ != all.size()) {
+  if (grads_.size() != all.size()) {  // pieces_ covers grads_.size() parameters
     constexpr int64_t kPieceSize = 1 << 14;
     pieces_.clear();  // a one-time allocation, redone only when parameters are added
     for (size_t k = 0; k < all.size(); ++k) {
@@ -164,7 +164,6 @@ void AdamW::update_decoupled(float base_lr) {
       for (int64_t b = 0; b < n; b += kPieceSize)
         pieces_.push_back({k, b, std::min(n, b + kPieceSize)});
     }
-    pieced_params_ = all.size();
     grads_.resize(all.size());
   }
   // Gradient addresses as this thread sees them (a GradientRedirectScope is per thread).

@@ -67,7 +67,6 @@ class AdamW final : public Optimizer {
     int64_t begin, end;
   };
   std::vector<Piece> pieces_;
-  size_t pieced_params_ = 0;         // how many parameters pieces_ covers
   std::vector<const float*> grads_;  // each parameter's gradient, read on the calling thread
   void update_decoupled(float base_lr);
 };
