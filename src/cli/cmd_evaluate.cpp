@@ -9,6 +9,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
+#include "attnfc/data/split.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
 #include "commands.hpp"
@@ -76,6 +77,35 @@ std::string breakdown_csv(const nlohmann::json& result, const std::vector<std::s
   return out;
 }
 
+// --drop-last B: the LTSF code bases (Informer, Autoformer, DLinear, PatchTST) batched their
+// test windows with drop_last=True, so their published scores leave out the last W mod B
+// windows of a split. Ending each part that many rows early scores exactly their subset.
+// Why one series only: their loaders cut windows of one wide file; a panel has no such rule.
+nlohmann::json drop_last_windows(data::PanelSplit& split, const std::vector<std::string>& parts,
+                                 size_t L, size_t H, int batch, const std::string& input) {
+  if (split.splits.size() != 1)
+    throw InputError("--drop-last " + std::to_string(batch) + ": " + input + " holds " +
+                     std::to_string(split.splits.size()) +
+                     " series; expected one (a wide file): the published LTSF loaders it "
+                     "imitates cut the windows of one series");
+  nlohmann::json dropped = nlohmann::json::object();
+  const auto B = static_cast<size_t>(batch);
+  for (const std::string& part : parts) {
+    data::RowRange& range = part == "val" ? split.splits[0].val : split.splits[0].test;
+    const size_t windows = data::count_windows(range, L + H), kept = windows / B * B;
+    if (kept == 0)
+      throw InputError("--drop-last " + std::to_string(batch) + ": the " + part + " split of " +
+                       input + " has " + std::to_string(windows) +
+                       " windows, fewer than one batch; expected at least " +
+                       std::to_string(batch));
+    range.end -= windows - kept;
+    dropped[part] = windows - kept;
+    std::printf("note: --drop-last %d: scoring the first %zu of %zu %s windows\n", batch, kept,
+                windows, part.c_str());
+  }
+  return {{"batch", batch}, {"dropped_windows", dropped}};
+}
+
 // Writes <stem><suffix> beside the JSON and says so.
 void write_beside(const std::string& json_path, const std::string& suffix, const std::string& text,
                   const char* what) {
@@ -94,7 +124,7 @@ int run_evaluate(const EvaluateOptions& a) {
   train::DataConfig d = lm.run.data;
   d.csv.path = a.input;
   const auto L = static_cast<size_t>(lm.context()), H = static_cast<size_t>(lm.horizon());
-  const data::PanelSplit split = train::make_panel_split(d, series, L, H);
+  data::PanelSplit split = train::make_panel_split(d, series, L, H);
   if (!split.skipped.empty())
     std::printf("note: %zu of %zu series left out, too short for a window in every part\n",
                 split.skipped.size(), series.num_series());
@@ -109,6 +139,9 @@ int run_evaluate(const EvaluateOptions& a) {
     parts = {"val", "test"};
   else
     parts = {a.split};
+  const nlohmann::json drop_last =
+      a.drop_last > 0 ? drop_last_windows(split, parts, L, H, a.drop_last, input_name(a.input))
+                      : nlohmann::json();
   std::string table;
   train::Scorer scorer(series, scalers, split, lm.context(), lm.horizon(), a.batch, parts);
   scorer.set_breakdown(true);
@@ -118,6 +151,7 @@ int run_evaluate(const EvaluateOptions& a) {
                                           panel ? &per_series : nullptr, lm.calibration.get());
   result["model"] = a.model;
   result["input"] = input_name(a.input);  // "<stdin>" for -
+  if (!drop_last.is_null()) result["drop_last"] = drop_last;
   if (lm.epoch >= 0) {
     result["kept_epoch"] = lm.epoch;
     std::printf("model: epoch %d%s\n", lm.epoch,

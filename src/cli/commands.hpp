@@ -115,6 +115,7 @@ int run_predict(const PredictOptions& a);
 struct EvaluateOptions {
   std::string model, input, split = "test", json;
   int batch = 256;
+  int drop_last = 0;  // > 0: score the first floor(W / drop_last) * drop_last windows only
 };
 int run_evaluate(const EvaluateOptions& a);
 

@@ -214,7 +214,9 @@ void register_evaluate(CLI::App& app) {
       "Every stride-1 window whose targets lie in the split is scored, none dropped; metrics are\n"
       "means over windows (MSE, MAE, RMSE, MAPE, sMAPE, MASE) in scaled and original units.\n"
       "The split follows the training config's rule applied to this file; baselines are fit on\n"
-      "its training rows.");
+      "its training rows. --drop-last B leaves out the last windows as the published LTSF runs\n"
+      "did (their test loaders dropped the last incomplete batch of B windows): the scores of\n"
+      "those tables are on that subset.");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
   sub->add_option("--input,-i", a->input, "CSV to evaluate on (.csv.gz too; - for standard input)")
       ->required();
@@ -226,6 +228,11 @@ void register_evaluate(CLI::App& app) {
   sub->add_option("--batch", a->batch, "Windows per forward pass")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  sub->add_option("--drop-last", a->drop_last,
+                  "Score only the first floor(W/B)*B of a split's W windows, as the LTSF code "
+                  "bases' test loaders (batch B, drop_last=True) did: to compare with their "
+                  "published tables on their windows (one series only)")
+      ->check(CLI::Range(1, 65536));
   on_selected(sub, [a] { return run_evaluate(*a); });
 }
 

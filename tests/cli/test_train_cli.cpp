@@ -4,6 +4,8 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
+
 #include "cli_run.hpp"
 
 #include <array>
@@ -114,6 +116,42 @@ TEST_CASE("train, predict and evaluate end to end on a slice of ETTh1") {
   r = run_attnfc("train --config " + f.config + " --out " + run);
   CHECK(r.code == 2);
   CHECK(r.out.find("--resume") != std::string::npos);
+}
+
+// The scaled MSE of `model` in part `part` of an evaluation JSON.
+double scaled_mse(const std::string& json, const std::string& part, const std::string& model) {
+  return nlohmann::json::parse(json).at(part).at("models").at(model).at("scaled").at("mse");
+}
+
+TEST_CASE("evaluate --drop-last scores the windows the published LTSF runs scored") {
+  Fixture f;
+  const std::string run = f.dir + "/run";
+  Run r = run_attnfc("train --config " + f.config + " --out " + run);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  const std::string model = " --model " + run + "/model.safetensors --input " + f.csv;
+  const std::string all = f.dir + "/all.json", d16 = f.dir + "/d16.json", d113 = f.dir + "/d.json";
+  REQUIRE(run_attnfc("evaluate" + model + " --split all --json " + all).code == 0);
+  r = run_attnfc("evaluate" + model + " --split all --drop-last 16 --json " + d16);
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  // 113 windows a part, batches of 16: the last one (113 - 7 * 16) is left out.
+  CHECK(cli_test::contains(r.out, "scoring the first 112 of 113 test windows"));
+  const nlohmann::json j = nlohmann::json::parse(slurp(d16));
+  CHECK(j.at("test").at("windows") == 112);
+  CHECK(j.at("val").at("windows") == 112);
+  CHECK(j.at("drop_last").at("batch") == 16);
+  CHECK(j.at("drop_last").at("dropped_windows").at("test") == 1);
+  for (const char* m : {"attnfc", "repeat-last", "nlinear"})
+    CHECK(scaled_mse(slurp(d16), "test", m) != scaled_mse(slurp(all), "test", m));
+  // A batch that divides the count drops nothing: the same scores as every window.
+  REQUIRE(run_attnfc("evaluate" + model + " --drop-last 113 --json " + d113).code == 0);
+  for (const char* m : {"attnfc", "repeat-last", "nlinear"})
+    CHECK(scaled_mse(slurp(d113), "test", m) == scaled_mse(slurp(all), "test", m));
+  r = run_attnfc("evaluate" + model + " --drop-last 114");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(cli_test::contains(r.out,
+                                   "has 113 windows, fewer than one batch; expected at "
+                                   "least 114"),
+                r.out);
 }
 
 TEST_CASE("a run kept at its linear start ends with a warning; evaluate scores the start too") {
