@@ -136,6 +136,10 @@ int ModelConfig::median_level() const {
 }
 
 void ModelConfig::validate_quantiles() const {
+  if (quantiles.empty() && quantile_positions != LossPositions::kAll)
+    throw InputError(key("quantile_positions") +
+                     ": found \"last\" without model.quantiles; expected it only with quantile "
+                     "levels (it says where the levels other than the median are trained)");
   if (quantiles.empty()) return;
   if (quantiles.size() > 31)
     throw InputError(key("quantiles") + ": found " + std::to_string(quantiles.size()) +
@@ -185,6 +189,7 @@ ModelConfig parse_model_config(const nlohmann::json& section, const std::string&
   c.static_categories = s.get_int_list("static_categories", {}, 2, 1000000);
   for (double q : s.get_number_list("quantiles", {}, 0.0, 1.0))
     c.quantiles.push_back(static_cast<float>(q));
+  c.quantile_positions = get_enum(s, "quantile_positions", c.quantile_positions);
   c.loss_positions = get_enum(s, "loss_positions", c.loss_positions);
   c.loss = get_enum(s, "loss", c.loss);
   c.huber_delta = static_cast<float>(s.get_number("huber_delta", c.huber_delta, 0, 1e6, true));
@@ -220,6 +225,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["static_numeric"] = c.static_numeric;
   j["static_categories"] = c.static_categories;
   j["quantiles"] = c.quantiles;
+  j["quantile_positions"] = enum_name(c.quantile_positions);
   j["loss_positions"] = enum_name(c.loss_positions);
   j["loss"] = enum_name(c.loss);
   j["huber_delta"] = c.huber_delta;

@@ -42,8 +42,11 @@ ag::Tensor monotone_levels(const ag::Tensor& x, int median);
 // counted values (mask != 0) of (1/Q) sum_j rho_{q_j}(y - p_j), with
 // rho_q(u) = max(q u, (q - 1) u); one fused pass.
 // Backward: dp_j += g w (-q_j if y > p_j, 1 - q_j if y < p_j) / (counted Q).
+// skip >= 0 leaves level `skip` out of the sum (its gradient is 0) but not out of Q: the
+// other levels of a loss whose level `skip` is scored elsewhere (quantile_positions "last").
 ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
-                               const ag::Tensor& mask, const std::vector<float>& levels);
+                               const ag::Tensor& mask, const std::vector<float>& levels,
+                               int skip = -1);
 
 // y[b, n, j] = x[b, n, j] + pe[n, j]; x [B, N, d] and pe [N, d] contiguous.
 // Backward: dx += dy; dpe[n, j] += sum over b of dy[b, n, j] (b ascending, fixed order).

@@ -125,11 +125,10 @@ ag::Tensor PatchTransformer::predict_positions(const detail::SeriesView& view,
   return forward_prepared(detail::prepare_inputs(config_, view, last), options, last, attention);
 }
 
-ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
-                                              const ForwardOptions& options, bool last_only,
-                                              std::vector<ag::Tensor>* attention) const {
-  const int64_t B = in.features.size(0), N = config_.num_patches(), d = config_.d_model;
-  const int64_t C = config_.token_channels(), H = config_.horizon;
+ag::Tensor PatchTransformer::encode(const detail::Prepared& in, const ForwardOptions& options,
+                                    bool last_block_short,
+                                    std::vector<ag::Tensor>* attention) const {
+  const int64_t N = config_.num_patches(), d = config_.d_model;
   const float p = config_.dropout;
   const bool train = options.training;
 
@@ -153,10 +152,6 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
   }
 
   const nn::AttentionMask causal{true, nullptr};
-  // A forecast from the last position (no training, no decoder reading every position, no
-  // attention maps) needs of the final block only its last row: its keys and values at
-  // every position, the rest at the last one (a third of the step's products on M4).
-  const bool last_block_short = last_only && !train && !decoder_ && !attention;
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
     ag::Tensor weights;
@@ -174,6 +169,21 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     x = nn::feed_forward(b.ff_in, b.ff_out, x, kernels::Activation::GeluTanh, b.norm2.as_prenorm(),
                          ag::ResidualDropout{x, p, site_seed(options, 2 + 2 * i), train});
   }
+  return x;
+}
+
+ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
+                                              const ForwardOptions& options, bool last_only,
+                                              std::vector<ag::Tensor>* attention) const {
+  const int64_t B = in.features.size(0), N = config_.num_patches();
+  const int64_t C = config_.token_channels(), H = config_.horizon;
+  const float p = config_.dropout;
+  const bool train = options.training;
+  // A forecast from the last position (no training, no decoder reading every position, no
+  // attention maps) needs of the final block only its last row: its keys and values at
+  // every position, the rest at the last one (a third of the step's products on M4).
+  const bool last_block_short = last_only && !train && !decoder_ && !attention;
+  ag::Tensor x = encode(in, options, last_block_short, attention);
   ag::Tensor raw;
   int64_t n_out = 1;
   if (decoder_) {
@@ -194,15 +204,15 @@ ag::Tensor PatchTransformer::forward_prepared(const detail::Prepared& in,
     // [B, n_out, H, C].
     raw = ag::linear(x, final_norm_.as_prenorm(), head_.weight, head_.bias, {});
   }
-  return head_output(raw, in, B, n_out);
+  return head_output(raw, in, B, n_out, config_.levels());
 }
 
 // raw [B, n_out, Q * H * C], level-major (level j's H steps and C channels contiguous: the
 // non-crossing map and the pinball loss then run on contiguous rows) -> predictions
 // [B, n_out, Q * H, C] in data units, in the same order.
 ag::Tensor PatchTransformer::head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
-                                         int64_t n_out) const {
-  const int64_t C = config_.token_channels(), H = config_.horizon, Q = config_.levels();
+                                         int64_t n_out, int64_t Q) const {
+  const int64_t C = config_.token_channels(), H = config_.horizon;
   if (Q > 1)  // non-crossing levels (docs/MODEL.md 4c)
     raw = detail::monotone_levels(raw.reshape({B * n_out, Q, H * C}), config_.median_level());
   if (config_.linear_lookback == 0)
@@ -250,8 +260,11 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
     throw InputError("model: a training batch has no observed target value (all " +
                      std::to_string(view.batch) + " windows are missing their future)");
   }
-  const ag::Tensor pred = forward_prepared(detail::prepare_inputs(config_, view, last_only),
-                                           options, last_only, nullptr);
+  const detail::Prepared in = detail::prepare_inputs(config_, view, last_only);
+  if (config_.levels() > 1 && !last_only && !decoder_ &&
+      config_.quantile_positions == LossPositions::kLast)
+    return median_everywhere_loss(in, targets, mask, options);
+  const ag::Tensor pred = forward_prepared(in, options, last_only, nullptr);
   if (config_.levels() > 1) {  // rows (b, n) of Q levels of H C values each
     const int64_t rows = pred.size(0) * pred.size(1), HC = targets.numel() / rows;
     return detail::pinball_over_levels(
@@ -267,6 +280,43 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
       break;
   }
   return ag::mse_loss(pred, targets, mask);
+}
+
+// (1/Q) [mean over every position's counted targets of rho_0.5(y - median) + sum over the
+// other levels j of the mean over the last position's counted targets of rho_j(y - level j)]:
+// the loss of quantile_positions "all" with the other levels counted at the last position
+// only. The median rows of the head run at every position ([B N, d] x [d, H C], the point
+// model's cost), the whole head at the last one ([B, d] x [d, Q H C]).
+ag::Tensor PatchTransformer::median_everywhere_loss(const detail::Prepared& in,
+                                                    const ag::Tensor& targets,
+                                                    const ag::Tensor& mask,
+                                                    const ForwardOptions& options) const {
+  const int64_t B = in.features.size(0), N = config_.num_patches();
+  const int64_t HC = static_cast<int64_t>(config_.horizon) * config_.token_channels();
+  const int64_t Q = config_.levels(), m = config_.median_level();
+  const ag::Tensor x = encode(in, options, false, nullptr);  // [B, N, d]
+  // Every position: the median's rows of the head -> [B, N, H, C] in data units.
+  const ag::Tensor median_raw =
+      ag::linear(x, final_norm_.as_prenorm(), head_.weight.slice(0, m * HC, (m + 1) * HC),
+                 head_.bias.slice(0, m * HC, (m + 1) * HC), {});
+  const ag::Tensor median = head_output(median_raw, in, B, N, 1);
+  static const std::vector<float> kMedian{0.5f};  // not a temporary: no heap in a step
+  const ag::Tensor median_loss =
+      detail::pinball_over_levels(median.reshape({B * N, HC}), targets.reshape({B * N, HC}),
+                                  mask.defined() ? mask.reshape({B * N, HC}) : mask, kMedian);
+  // The last position: every level (the median's anchors the others through the map).
+  auto last = [N](const ag::Tensor& t) { return t.slice(1, N - 1, N).contiguous(); };
+  detail::Prepared at_last = in;
+  at_last.scale = last(in.scale);
+  at_last.offset = last(in.offset);
+  if (in.lookback.defined()) at_last.lookback = last(in.lookback);
+  const ag::Tensor raw =
+      ag::linear(last(x), final_norm_.as_prenorm(), head_.weight, head_.bias, {});
+  const ag::Tensor levels = head_output(raw, at_last, B, 1, Q);
+  const ag::Tensor others = detail::pinball_over_levels(
+      levels.reshape({B, Q * HC}), last(targets).reshape({B, HC}),
+      mask.defined() ? last(mask).reshape({B, HC}) : mask, config_.quantiles, static_cast<int>(m));
+  return ag::add(ag::scale(median_loss, 1.0f / static_cast<float>(Q)), others);
 }
 
 }  // namespace attnfc::model

@@ -98,10 +98,14 @@ void monotone_levels_backward(const ag::TensorNode& node) {
 template <bool kMasked, bool kFresh>
 void pinball_row_backward(const float* __restrict p, const float* __restrict y,
                           const float* __restrict w, float* __restrict dp, const float* q,
-                          int64_t Q, int64_t C, double g) {
+                          int64_t Q, int64_t C, int64_t skip, double g) {
   for (int64_t j = 0; j < Q; ++j) {
     const double level = q[j];
     const int64_t o = j * C;
+    if (j == skip) {  // not in this loss: a zero gradient
+      if constexpr (kFresh) std::fill_n(dp + o, C, 0.0f);
+      continue;
+    }
     for (int64_t c = 0; c < C; ++c) {
       const double weight = kMasked ? static_cast<double>(w[c]) : 1.0;
       const double u = static_cast<double>(y[c]) - p[o + c];
@@ -117,11 +121,12 @@ void pinball_row_backward(const float* __restrict p, const float* __restrict y,
   }
 }
 
-// in: pred [R, Q, C], target [R, C], mask; aux: the Q levels; farg[0]: 1 / (counted * Q).
+// in: pred [R, Q, C], target [R, C], mask; aux: the Q levels; iarg: Q, the level left out
+// (-1: none); farg[0]: 1 / (counted * Q).
 void pinball_backward(const ag::TensorNode& node) {
   const ag::Tensor &pred = node.in[0], &target = node.in[1], &mask = node.in[2];
   if (!pred.requires_grad()) return;
-  const int64_t Q = node.iarg[0], C = target.size(-1), R = target.numel() / C;
+  const int64_t Q = node.iarg[0], skip = node.iarg[1], C = target.size(-1), R = target.numel() / C;
   const auto* q = static_cast<const float*>(node.aux);
   const double g = static_cast<double>(node.out.grad()[0]) * node.farg[0];
   const float *y = target.data(), *w = mask.defined() ? mask.data() : nullptr;
@@ -133,13 +138,13 @@ void pinball_backward(const ag::TensorNode& node) {
       const float *pr = p + r * Q * C, *yr = y + r * C, *wr = w ? w + r * C : nullptr;
       float* dr = dp + r * Q * C;
       if (w && fresh)
-        pinball_row_backward<true, true>(pr, yr, wr, dr, q, Q, C, g);
+        pinball_row_backward<true, true>(pr, yr, wr, dr, q, Q, C, skip, g);
       else if (w)
-        pinball_row_backward<true, false>(pr, yr, wr, dr, q, Q, C, g);
+        pinball_row_backward<true, false>(pr, yr, wr, dr, q, Q, C, skip, g);
       else if (fresh)
-        pinball_row_backward<false, true>(pr, yr, wr, dr, q, Q, C, g);
+        pinball_row_backward<false, true>(pr, yr, wr, dr, q, Q, C, skip, g);
       else
-        pinball_row_backward<false, false>(pr, yr, wr, dr, q, Q, C, g);
+        pinball_row_backward<false, false>(pr, yr, wr, dr, q, Q, C, skip, g);
     }
   });
 }
@@ -180,7 +185,7 @@ ag::Tensor monotone_levels(const ag::Tensor& x, int median) {
 // The pinball of every level at each row (r, c) is summed per row in parallel blocks; the
 // rows' sums are then added in row order, as one loop over the rows would.
 ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
-                               const ag::Tensor& mask, const std::vector<float>& levels) {
+                               const ag::Tensor& mask, const std::vector<float>& levels, int skip) {
   const auto Q = static_cast<int64_t>(levels.size());
   const int64_t C = target.size(-1), R = target.numel() / C;
   if (!pred.is_contiguous() || !target.is_contiguous() || pred.numel() != R * Q * C ||
@@ -197,7 +202,8 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
       double* __restrict sums = row_sums + r * C;
       const float* __restrict yr = y + r * C;
       for (int64_t j = 0; j < Q; ++j) {  // rho_q(y - p) = max(q u, (q - 1) u): the signs are
-        const double level = levels[j];  // random, so a max, not a branch
+        if (j == skip) continue;         // random, so a max, not a branch
+        const double level = levels[j];
         const float* __restrict pj = p + (r * Q + j) * C;
         for (int64_t c = 0; c < C; ++c) {
           const double u = static_cast<double>(yr[c]) - pj[c];
@@ -226,6 +232,7 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
     node->in[2] = mask;
     node->aux = kept;
     node->iarg[0] = Q;
+    node->iarg[1] = skip;
     node->farg[0] = static_cast<float>(inv);
     node->assigns = 1;  // pinball_row_backward writes every dp once
   }

@@ -148,8 +148,9 @@ TEST_CASE("config: configs/schema.json agrees with the parser (keys, defaults, r
   const json& props = schema["properties"]["model"]["properties"];
   const json defaults = to_json(ModelConfig{});
   CHECK(props.size() == defaults.size());
-  // A leak-free pairing so that every single-key change below is valid on its own.
-  const json base = {{"loss_positions", "last"}};
+  // A leak-free pairing so that every single-key change below is valid on its own (and
+  // quantile levels, without which quantile_positions "last" is refused).
+  const json base = {{"loss_positions", "last"}, {"quantiles", {0.1, 0.5, 0.9}}};
   for (const auto& [name, spec] : props.items()) {
     CAPTURE(name);
     REQUIRE(defaults.contains(name));

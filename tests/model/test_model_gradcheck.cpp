@@ -194,6 +194,14 @@ TEST_CASE("model gradcheck: quantile head (non-crossing map, pinball loss over l
   INFO(where);
   CHECK(v <= 1.0);
   CHECK(worst_violation(f, &where, "head.weight", 1e-3) > 1.0);
+  // The other levels trained at the last position only (the median's head rows at every
+  // position, the whole head at the last: two products sharing the weight).
+  c.quantile_positions = model::LossPositions::kLast;
+  GradFixture fl(c);
+  v = worst_violation(fl, &where, nullptr, 1e-4);
+  INFO(where);
+  CHECK(v <= 1.0);
+  CHECK(worst_violation(fl, &where, "head.weight", 1e-3) > 1.0);
   ModelConfig x = model_test::micro_cross_config();
   x.quantiles = {0.1f, 0.5f, 0.9f};
   GradFixture fx(x);

@@ -37,7 +37,7 @@ model::ModelConfig small_config() {
 
 TEST_CASE("training step: no heap allocation in the steady state") {
   model::ModelConfig c = small_config();
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     CAPTURE(variant);
     if (variant == 1) {
       c.embedding = model::PatchEmbedding::kResidualMlp;
@@ -49,6 +49,8 @@ TEST_CASE("training step: no heap allocation in the steady state") {
       c.loss_positions = model::LossPositions::kAll;
       c.linear_lookback = 16;
     }
+    // The other levels at the last position only: two head products, sliced inputs.
+    if (variant == 3) c.quantile_positions = model::LossPositions::kLast;
     ag::ParameterSet params;
     model::PatchTransformer m(c, params, 1);
     ag::AdamW opt(params);

@@ -75,6 +75,11 @@ struct ModelConfig {
   // levels in (0, 1) that include 0.5, whose forecast is the point forecast. Monotone by
   // construction (docs/MODEL.md section 4c). Empty = point forecasts.
   std::vector<float> quantiles;
+  // Where the levels other than the median are trained (quantile models, loss_positions
+  // "all"): at every position, as the median is, or at the last position only, where
+  // forecasts are read; "last" computes the head's other levels for one position instead
+  // of N (docs/MODEL.md 4c).
+  LossPositions quantile_positions = LossPositions::kAll;
 
   LossPositions loss_positions = LossPositions::kAll;
   LossKind loss = LossKind::kMse;

@@ -128,9 +128,19 @@ class PatchTransformer {
                                bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
                               bool last_only, std::vector<ag::Tensor>* attention) const;
+  // The embedding and the blocks: [B, N, d] ([B, 1, d] when last_block_short: the final
+  // block at the last position only, its keys and values at every position).
+  ag::Tensor encode(const detail::Prepared& inputs, const ForwardOptions& options,
+                    bool last_block_short, std::vector<ag::Tensor>* attention) const;
   ag::Tensor loss_on(const detail::SeriesView& series, const ForwardOptions& options) const;
-  ag::Tensor head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B,
-                         int64_t n_out) const;
+  // quantile_positions "last": the median's pinball at every position, the other levels' at
+  // the last; targets and mask [B, N, H, C].
+  ag::Tensor median_everywhere_loss(const detail::Prepared& inputs, const ag::Tensor& targets,
+                                    const ag::Tensor& mask, const ForwardOptions& options) const;
+  // raw [B, n_out, Q * H * C] -> predictions [B, n_out, Q * H, C] (Q levels of the head: the
+  // config's, or 1 for the median alone).
+  ag::Tensor head_output(ag::Tensor raw, const detail::Prepared& in, int64_t B, int64_t n_out,
+                         int64_t Q) const;
   // The point forecast (level 0.5) of predictions [B, n, Q * H, C] -> [B, n, H, C].
   ag::Tensor point_of(const ag::Tensor& pred) const;
 
