@@ -6,6 +6,8 @@
 //   S-quantiles  S with model.quantiles [0.025, 0.1, 0.5, 0.9, 0.975] (issue 20: at most 15%
 //                slower a step than S); its samples/s line carries S's, timed in the same
 //                process just before, as ref "S"
+//   S-quantiles-last  S-quantiles with model.quantile_positions "last" (the other levels
+//                trained at the last position only); ref "S" as above
 //   S-parts, M-parts  S and M with train.micro_batches 2: the batch's two halves computed
 //                side by side, one a thread (train/part_workers.hpp), and summed; ref is
 //                the same shape in one part, timed just before
@@ -50,7 +52,8 @@ struct Shape {
   const char* name;
   int patch, length, d, heads, layers, horizon, batch;
   bool quantiles = false;
-  int parts = 1;  // train.micro_batches
+  int parts = 1;                // train.micro_batches
+  bool quantiles_last = false;  // model.quantile_positions "last"
 };
 
 // A field of /proc/self/status ("VmRSS", "VmHWM") in MB; -1 where there is none.
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
       {"Long", 1, 512, 64, 4, 2, 1, 32},
       {"XL", 1, 2048, 64, 4, 1, 1, 4},
       {"S-quantiles", 16, 336, 64, 4, 2, 96, 32, true},
+      {"S-quantiles-last", 16, 336, 64, 4, 2, 96, 32, true, 1, true},
       {"S-parts", 16, 336, 64, 4, 2, 96, 32, false, 2},
       {"M-parts", 16, 336, 128, 8, 3, 96, 32, false, 2},
   };
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
     cfg.horizon = s.horizon;
     cfg.dropout = 0.1f;
     if (s.quantiles) cfg.quantiles = {0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
+    if (s.quantiles_last) cfg.quantile_positions = model::LossPositions::kLast;
     ag::ParameterSet params;
     model::PatchTransformer m(cfg, params, 1);
     // Baseline after the model, as for torch: gradients, moments and activations come after.
