@@ -1,5 +1,5 @@
-// model.quantile_positions "last": the median trained at every position, the other levels at
-// the last one. The loss must be exactly that formula, computed here from the model's own
+// model.quantile_positions "last": the median trained at every position (weight 1), the other
+// levels at the last one (weight 1/Q each). The loss must be exactly that formula, computed here from the model's own
 // forecasts (every position's median by forward(), the last position's levels by forecast()),
 // and its gradient must check (test_model_gradcheck covers "all").
 #include <doctest/doctest.h>
@@ -51,8 +51,8 @@ double expected_loss(const PatchTransformer& m, const std::vector<float>& window
       for (int64_t j = 0; j < Q; ++j)
         if (j != mid) others += pinball(c.quantiles[j], y - levels[(b * H + h) * Q + j]);
     }
-  return (med / static_cast<double>(B * N * H) + others / static_cast<double>(B * H)) /
-         static_cast<double>(Q);
+  return med / static_cast<double>(B * N * H) +
+         others / static_cast<double>(B * H) / static_cast<double>(Q);
 }
 
 }  // namespace
