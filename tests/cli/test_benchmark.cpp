@@ -12,6 +12,16 @@
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The line of `md` that starts with `prefix`; empty when there is none.
+std::string line_starting(const std::string& md, const std::string& prefix) {
+  const size_t at = md.find(prefix);
+  return at == std::string::npos ? "" : md.substr(at, md.find('\n', at) - at);
+}
+
+}  // namespace
+
 TEST_CASE("scripts/benchmark.sh: a cell shows the model beside its linear start and baselines") {
   if (cli_test::sh("command -v jq && command -v parallel").code != 0) {
     MESSAGE("jq or GNU parallel is not installed (apt-get install jq parallel); not tested");
@@ -30,9 +40,8 @@ TEST_CASE("scripts/benchmark.sh: a cell shows the model beside its linear start 
   CHECK(md.find("| attnfc MSE | linear start | beats start | NLinear (ours) |") !=
         std::string::npos);
   // dataset, setting, horizon, then "mean ± std" of the two seeds.
-  const size_t row = md.find("| ili | M | 24 | ");
-  REQUIRE(row != std::string::npos);
-  const std::string line = md.substr(row, md.find('\n', row) - row);
+  const std::string line = line_starting(md, "| ili | M | 24 | ");
+  REQUIRE(!line.empty());
   CAPTURE(line);
   CHECK(line.find(" ± ") != std::string::npos);
   CHECK(line.find("1.319 (PatchTST/64)") != std::string::npos);
@@ -43,9 +52,8 @@ TEST_CASE("scripts/benchmark.sh: a cell shows the model beside its linear start 
 
   // The second table: the same runs on the 160 windows PatchTST's loader (batch 16,
   // drop_last) scored. Repeat-last there is the DLinear paper's "Repeat" to the digit.
-  const size_t sub = md.find("| ili | M | 24 | 16 | 160 (170) |");
-  REQUIRE(sub != std::string::npos);
-  const std::string subset = md.substr(sub, md.find('\n', sub) - sub);
+  const std::string subset = line_starting(md, "| ili | M | 24 | 16 | 160 (170) |");
+  REQUIRE(!subset.empty());
   CAPTURE(subset);
   CHECK(subset.find("| 6.5871 |") != std::string::npos);
   CHECK(subset.find(" ± ") != std::string::npos);
