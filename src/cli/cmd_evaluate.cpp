@@ -9,6 +9,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
+#include "attnfc/data/series.hpp"
 #include "attnfc/data/split.hpp"
 #include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/scorer.hpp"
@@ -79,31 +80,30 @@ std::string breakdown_csv(const nlohmann::json& result, const std::vector<std::s
 
 // --drop-last B: the LTSF code bases (Informer, Autoformer, DLinear, PatchTST) batched their
 // test windows with drop_last=True, so their published scores leave out the last W mod B
-// windows of a split. Ending each part that many rows early scores exactly their subset.
-// Why one series only: their loaders cut windows of one wide file; a panel has no such rule.
-nlohmann::json drop_last_windows(data::PanelSplit& split, const std::vector<std::string>& parts,
-                                 size_t L, size_t H, int batch, const std::string& input) {
-  if (split.splits.size() != 1)
-    throw InputError("--drop-last " + std::to_string(batch) + ": " + input + " holds " +
-                     std::to_string(split.splits.size()) +
+// test windows. Ending the test part that many rows early scores exactly their subset.
+// Why the test part only: baselines fit on validation rows (NLinear's conformal intervals)
+// must see all of them. Why one series only: their loaders cut the windows of one wide file.
+nlohmann::json drop_last_windows(data::PanelSplit& split, const std::string& scored, size_t L,
+                                 size_t H, int batch, const data::TimeSeries& series,
+                                 const std::string& input) {
+  const std::string flag = "--drop-last " + std::to_string(batch);
+  if (scored != "test")
+    throw InputError(flag + ": found --split " + scored +
+                     ", expected --split test (the published tables it imitates score the "
+                     "test windows; validation rows also fit baselines, so they stay whole)");
+  if (series.num_series() != 1 || split.splits.size() != 1)
+    throw InputError(flag + ": " + input + " holds " + std::to_string(series.num_series()) +
                      " series; expected one (a wide file): the published LTSF loaders it "
                      "imitates cut the windows of one series");
-  nlohmann::json dropped = nlohmann::json::object();
+  data::RowRange& range = split.splits[0].test;
   const auto B = static_cast<size_t>(batch);
-  for (const std::string& part : parts) {
-    data::RowRange& range = part == "val" ? split.splits[0].val : split.splits[0].test;
-    const size_t windows = data::count_windows(range, L + H), kept = windows / B * B;
-    if (kept == 0)
-      throw InputError("--drop-last " + std::to_string(batch) + ": the " + part + " split of " +
-                       input + " has " + std::to_string(windows) +
-                       " windows, fewer than one batch; expected at least " +
-                       std::to_string(batch));
-    range.end -= windows - kept;
-    dropped[part] = windows - kept;
-    std::printf("note: --drop-last %d: scoring the first %zu of %zu %s windows\n", batch, kept,
-                windows, part.c_str());
-  }
-  return {{"batch", batch}, {"dropped_windows", dropped}};
+  const size_t windows = data::count_windows(range, L + H), kept = windows / B * B;
+  if (kept == 0)
+    throw InputError(flag + ": the test split of " + input + " has " + std::to_string(windows) +
+                     " windows, fewer than one batch; expected at least " + std::to_string(batch));
+  range.end -= windows - kept;
+  std::printf("note: %s: scoring the first %zu of %zu test windows\n", flag.c_str(), kept, windows);
+  return {{"batch", batch}, {"dropped_windows", windows - kept}};
 }
 
 // Writes <stem><suffix> beside the JSON and says so.
@@ -140,8 +140,9 @@ int run_evaluate(const EvaluateOptions& a) {
   else
     parts = {a.split};
   const nlohmann::json drop_last =
-      a.drop_last > 0 ? drop_last_windows(split, parts, L, H, a.drop_last, input_name(a.input))
-                      : nlohmann::json();
+      a.drop_last > 0
+          ? drop_last_windows(split, a.split, L, H, a.drop_last, series, input_name(a.input))
+          : nlohmann::json();
   std::string table;
   train::Scorer scorer(series, scalers, split, lm.context(), lm.horizon(), a.batch, parts);
   scorer.set_breakdown(true);
@@ -160,10 +161,11 @@ int run_evaluate(const EvaluateOptions& a) {
   if (!start.networks.empty()) result["linear_start"] = start.path;
   std::fputs(table.c_str(), stdout);
   const std::string json_path =
-      a.json.empty()
-          ? (std::filesystem::path(a.model).parent_path() / ("evaluation_" + a.split + ".json"))
-                .string()
-          : a.json;
+      a.json.empty() ? (std::filesystem::path(a.model).parent_path() /
+                        ("evaluation_" + a.split +
+                         (a.drop_last > 0 ? "_drop" + std::to_string(a.drop_last) : "") + ".json"))
+                           .string()
+                     : a.json;
   if (panel) {
     result["per_series"] = per_series;
     write_beside(json_path, "_series.csv", per_series_csv(per_series), "per series");

@@ -214,9 +214,9 @@ void register_evaluate(CLI::App& app) {
       "Every stride-1 window whose targets lie in the split is scored, none dropped; metrics are\n"
       "means over windows (MSE, MAE, RMSE, MAPE, sMAPE, MASE) in scaled and original units.\n"
       "The split follows the training config's rule applied to this file; baselines are fit on\n"
-      "its training rows. --drop-last B leaves out the last windows as the published LTSF runs\n"
-      "did (their test loaders dropped the last incomplete batch of B windows): the scores of\n"
-      "those tables are on that subset.");
+      "its training rows. --drop-last B leaves out the last test windows as the published LTSF\n"
+      "runs did (their test loaders dropped the last incomplete batch of B windows): the\n"
+      "scores of those tables are on that subset.");
   sub->add_option("--model,-m", a->model, "Model file written by 'attnfc train'")->required();
   sub->add_option("--input,-i", a->input, "CSV to evaluate on (.csv.gz too; - for standard input)")
       ->required();
@@ -229,9 +229,10 @@ void register_evaluate(CLI::App& app) {
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
   sub->add_option("--drop-last", a->drop_last,
-                  "Score only the first floor(W/B)*B of a split's W windows, as the LTSF code "
+                  "Score only the first floor(W/B)*B of the W test windows, as the LTSF code "
                   "bases' test loaders (batch B, drop_last=True) did: to compare with their "
-                  "published tables on their windows (one series only)")
+                  "published tables on their windows (--split test, one series; default JSON "
+                  "evaluation_test_dropB.json)")
       ->check(CLI::Range(1, 65536));
   on_selected(sub, [a] { return run_evaluate(*a); });
 }

@@ -141,6 +141,11 @@ void ModelConfig::validate_quantiles() const {
                      ": found \"last\" without model.quantiles; expected it only with quantile "
                      "levels (it says where the levels other than the median are trained)");
   if (quantiles.empty()) return;
+  if (quantile_positions == LossPositions::kLast && loss_positions == LossPositions::kLast)
+    throw InputError(key("quantile_positions") +
+                     ": found \"last\" with model.loss_positions \"last\" (every level is then "
+                     "trained at the last position already); expected model.loss_positions "
+                     "\"all\", or quantile_positions \"all\"");
   if (quantiles.size() > 31)
     throw InputError(key("quantiles") + ": found " + std::to_string(quantiles.size()) +
                      " levels, expected at most 31");

@@ -138,7 +138,7 @@ TEST_CASE("panel: one global model, every series forecast in one long CSV, score
   // The LTSF loaders' drop_last cuts one series' windows: a panel is refused, exit 2.
   const Run drop = run_attnfc("evaluate -m " + model + " -i " + csv + " --drop-last 2");
   CHECK(drop.code == 2);
-  CHECK_MESSAGE(contains(drop.out, "holds 2 series; expected one (a wide file)"), drop.out);
+  CHECK_MESSAGE(contains(drop.out, "holds 3 series; expected one (a wide file)"), drop.out);
 }
 
 TEST_CASE("panel: no series long enough is one clear error, exit 2") {

@@ -129,17 +129,19 @@ TEST_CASE("evaluate --drop-last scores the windows the published LTSF runs score
   Run r = run_attnfc("train --config " + f.config + " --out " + run);
   REQUIRE_MESSAGE(r.code == 0, r.out);
   const std::string model = " --model " + run + "/model.safetensors --input " + f.csv;
-  const std::string all = f.dir + "/all.json", d16 = f.dir + "/d16.json", d113 = f.dir + "/d.json";
-  REQUIRE(run_attnfc("evaluate" + model + " --split all --json " + all).code == 0);
-  r = run_attnfc("evaluate" + model + " --split all --drop-last 16 --json " + d16);
+  const std::string all = f.dir + "/all.json", d113 = f.dir + "/d.json";
+  REQUIRE(run_attnfc("evaluate" + model + " --json " + all).code == 0);
+  r = run_attnfc("evaluate" + model + " --drop-last 16");
   REQUIRE_MESSAGE(r.code == 0, r.out);
-  // 113 windows a part, batches of 16: the last one (113 - 7 * 16) is left out.
+  // 113 test windows, batches of 16: the last one (113 - 7 * 16) is left out. The default
+  // JSON is its own file: the every-window evaluation is not overwritten.
   CHECK(cli_test::contains(r.out, "scoring the first 112 of 113 test windows"));
+  const std::string d16 = run + "/evaluation_test_drop16.json";
+  REQUIRE(fs::exists(d16));
   const nlohmann::json j = nlohmann::json::parse(slurp(d16));
   CHECK(j.at("test").at("windows") == 112);
-  CHECK(j.at("val").at("windows") == 112);
   CHECK(j.at("drop_last").at("batch") == 16);
-  CHECK(j.at("drop_last").at("dropped_windows").at("test") == 1);
+  CHECK(j.at("drop_last").at("dropped_windows") == 1);
   for (const char* m : {"attnfc", "repeat-last", "nlinear"})
     CHECK(scaled_mse(slurp(d16), "test", m) != scaled_mse(slurp(all), "test", m));
   // A batch that divides the count drops nothing: the same scores as every window.
@@ -151,6 +153,13 @@ TEST_CASE("evaluate --drop-last scores the windows the published LTSF runs score
   CHECK_MESSAGE(cli_test::contains(r.out,
                                    "has 113 windows, fewer than one batch; expected at "
                                    "least 114"),
+                r.out);
+  // Validation rows also fit baselines (NLinear's conformal intervals): never shortened.
+  r = run_attnfc("evaluate" + model + " --split all --drop-last 16");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(cli_test::contains(r.out,
+                                   "--drop-last 16: found --split all, expected --split "
+                                   "test"),
                 r.out);
 }
 

@@ -202,6 +202,15 @@ TEST_CASE("model gradcheck: quantile head (non-crossing map, pinball loss over l
   INFO(where);
   CHECK(v <= 1.0);
   CHECK(worst_violation(fl, &where, "head.weight", 1e-3) > 1.0);
+  // The same with mixed channels (a token of C = 2 channels, H C values per level).
+  ModelConfig mixed = c;
+  mixed.linear_lookback = 0;
+  mixed.channel_mode = ChannelMode::kMixed;
+  mixed.channels = 2;
+  GradFixture fm(mixed);
+  v = worst_violation(fm, &where, nullptr, 1e-4);
+  INFO(where);
+  CHECK(v <= 1.0);
   ModelConfig x = model_test::micro_cross_config();
   x.quantiles = {0.1f, 0.5f, 0.9f};
   GradFixture fx(x);

@@ -1,7 +1,7 @@
 // model.quantile_positions "last": the median trained at every position (weight 1), the other
-// levels at the last one (weight 1/Q each). The loss must be exactly that formula, computed here from the model's own
-// forecasts (every position's median by forward(), the last position's levels by forecast()),
-// and its gradient must check (test_model_gradcheck covers "all").
+// levels at the last one (weight 1/Q each). The loss must be exactly that formula, computed here
+// from the model's own forecasts (every position's median by forward(), the last position's levels
+// by forecast()), and its gradient must check (test_model_gradcheck covers "all").
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -93,14 +93,22 @@ TEST_CASE("quantile_positions last: the median's loss at every position, the oth
   }
 }
 
-TEST_CASE("quantile_positions last is refused without quantile levels") {
+TEST_CASE("quantile_positions last is refused without quantile levels or with last losses") {
   ModelConfig c = model_test::micro_config();
   c.quantile_positions = model::LossPositions::kLast;
-  std::string error;
-  try {
-    c.validate();
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  CHECK(error.find("model.quantile_positions") != std::string::npos);
+  auto error_of = [](const ModelConfig& config) {
+    try {
+      config.validate();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of(c).find("'model.quantile_positions': found \"last\" without") !=
+        std::string::npos);
+  c.quantiles = {0.1f, 0.5f, 0.9f};
+  CHECK(error_of(c).empty());
+  c.loss_positions = model::LossPositions::kLast;  // also what the decoder requires
+  CHECK(error_of(c).find("'model.quantile_positions': found \"last\" with "
+                         "model.loss_positions \"last\"") != std::string::npos);
 }
