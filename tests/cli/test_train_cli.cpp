@@ -148,19 +148,16 @@ TEST_CASE("evaluate --drop-last scores the windows the published LTSF runs score
   REQUIRE(run_attnfc("evaluate" + model + " --drop-last 113 --json " + d113).code == 0);
   for (const char* m : {"attnfc", "repeat-last", "nlinear"})
     CHECK(scaled_mse(slurp(d113), "test", m) == scaled_mse(slurp(all), "test", m));
-  r = run_attnfc("evaluate" + model + " --drop-last 114");
-  CHECK(r.code == 2);
-  CHECK_MESSAGE(cli_test::contains(r.out,
-                                   "has 113 windows, fewer than one batch; expected at "
-                                   "least 114"),
-                r.out);
+  // Refusals: exit 2 and a message naming the flag, what was found and what was expected.
+  auto refused = [&](const std::string& args, const std::string& message) {
+    const Run bad = run_attnfc("evaluate" + model + args);
+    CHECK(bad.code == 2);
+    CHECK_MESSAGE(cli_test::contains(bad.out, message), bad.out);
+  };
+  refused(" --drop-last 114", "has 113 windows, fewer than one batch; expected at least 114");
   // Validation rows also fit baselines (NLinear's conformal intervals): never shortened.
-  r = run_attnfc("evaluate" + model + " --split all --drop-last 16");
-  CHECK(r.code == 2);
-  CHECK_MESSAGE(cli_test::contains(r.out,
-                                   "--drop-last 16: found --split all, expected --split "
-                                   "test"),
-                r.out);
+  refused(" --split all --drop-last 16",
+          "--drop-last 16: found --split all, expected --split test");
 }
 
 TEST_CASE("a run kept at its linear start ends with a warning; evaluate scores the start too") {
