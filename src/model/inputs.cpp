@@ -44,60 +44,63 @@ Prepared prepare_inputs(const ModelConfig& cfg, const SeriesView& s, bool last_o
   // Windows are independent (each writes its own rows), so threads change nothing;
   // serial inside another parallel region (a part of a micro-batched step) and when small.
   const bool parallel = B * C * (N * P + n_out * K) >= (int64_t{1} << 15) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t b = 0; b < B; ++b) {
+#pragma omp parallel if (parallel)
+  {
     kernels::enable_flush_to_zero();  // as every kernel region: denormals alike on any thread
-    for (int64_t c = 0; c < C; ++c) {
-      // Whole-context statistics for instance normalisation.
-      double total = 0, total_sq = 0;
-      int64_t total_count = 0;
-      if (cfg.norm == InputNorm::kInstance) {
-        for (int64_t t = 0; t < cfg.context_length; ++t) {
-          if (!s.observed(b, t, c)) continue;
-          const double x = s.value(b, t, c);
-          total += x;
-          total_sq += x * x;
-          ++total_count;
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t c = 0; c < C; ++c) {
+        // Whole-context statistics for instance normalisation.
+        double total = 0, total_sq = 0;
+        int64_t total_count = 0;
+        if (cfg.norm == InputNorm::kInstance) {
+          for (int64_t t = 0; t < cfg.context_length; ++t) {
+            if (!s.observed(b, t, c)) continue;
+            const double x = s.value(b, t, c);
+            total += x;
+            total_sq += x * x;
+            ++total_count;
+          }
         }
-      }
-      double run = 0, run_sq = 0;  // causal: patches 0..n
-      int64_t run_count = 0;
-      bool has_last = false;
-      double last = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        // The steps token n adds to the causal statistics: those after token n - 1's end.
-        const int64_t end = cfg.patch_end(n), start = n == 0 ? 0 : cfg.patch_end(n - 1);
-        for (int64_t t = start; t < end; ++t) {
-          if (!s.observed(b, t, c)) continue;
-          const double x = s.value(b, t, c);
-          run += x;
-          run_sq += x * x;
-          ++run_count;
-          last = x;
-          has_last = true;
+        double run = 0, run_sq = 0;  // causal: patches 0..n
+        int64_t run_count = 0;
+        bool has_last = false;
+        double last = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          // The steps token n adds to the causal statistics: those after token n - 1's end.
+          const int64_t end = cfg.patch_end(n), start = n == 0 ? 0 : cfg.patch_end(n - 1);
+          for (int64_t t = start; t < end; ++t) {
+            if (!s.observed(b, t, c)) continue;
+            const double x = s.value(b, t, c);
+            run += x;
+            run_sq += x * x;
+            ++run_count;
+            last = x;
+            has_last = true;
+          }
+          double mu = 0, sigma = 1;
+          const double sum = cfg.norm == InputNorm::kCausal ? run : total;
+          const double sum_sq = cfg.norm == InputNorm::kCausal ? run_sq : total_sq;
+          const int64_t count = cfg.norm == InputNorm::kCausal ? run_count : total_count;
+          if (cfg.norm != InputNorm::kNone && count > 0) {
+            mu = sum / count;
+            const double var = std::max(0.0, sum_sq / count - mu * mu);
+            sigma = std::sqrt(var + eps);
+          }
+          float* f = feat + (b * N + n) * F;
+          for (int64_t p = 0; p < P; ++p) {
+            const int64_t t = n * S + p;
+            const bool obs = s.observed(b, t, c);
+            f[p * C + c] = obs ? static_cast<float>((s.value(b, t, c) - mu) / sigma) : 0.0f;
+            f[P * C + p * C + c] = obs ? 1.0f : 0.0f;
+          }
+          const int64_t slot = last_only ? (n == N - 1 ? 0 : -1) : n;
+          if (slot < 0) continue;
+          const double base = (cfg.target == HeadTarget::kDeltaFromLast && has_last) ? last : mu;
+          scale[(b * n_out + slot) * C + c] = static_cast<float>(sigma);
+          offset[(b * n_out + slot) * C + c] = static_cast<float>(base);
+          if (lookback) lookback_row(s, b, end, K, base, sigma, lookback + (b * n_out + slot) * K);
         }
-        double mu = 0, sigma = 1;
-        const double sum = cfg.norm == InputNorm::kCausal ? run : total;
-        const double sum_sq = cfg.norm == InputNorm::kCausal ? run_sq : total_sq;
-        const int64_t count = cfg.norm == InputNorm::kCausal ? run_count : total_count;
-        if (cfg.norm != InputNorm::kNone && count > 0) {
-          mu = sum / count;
-          const double var = std::max(0.0, sum_sq / count - mu * mu);
-          sigma = std::sqrt(var + eps);
-        }
-        float* f = feat + (b * N + n) * F;
-        for (int64_t p = 0; p < P; ++p) {
-          const int64_t t = n * S + p;
-          const bool obs = s.observed(b, t, c);
-          f[p * C + c] = obs ? static_cast<float>((s.value(b, t, c) - mu) / sigma) : 0.0f;
-          f[P * C + p * C + c] = obs ? 1.0f : 0.0f;
-        }
-        const int64_t slot = last_only ? (n == N - 1 ? 0 : -1) : n;
-        if (slot < 0) continue;
-        const double base = (cfg.target == HeadTarget::kDeltaFromLast && has_last) ? last : mu;
-        scale[(b * n_out + slot) * C + c] = static_cast<float>(sigma);
-        offset[(b * n_out + slot) * C + c] = static_cast<float>(base);
-        if (lookback) lookback_row(s, b, end, K, base, sigma, lookback + (b * n_out + slot) * K);
       }
     }
   }

@@ -261,8 +261,8 @@ ag::Tensor PatchTransformer::loss_on(const detail::SeriesView& view,
                      std::to_string(view.batch) + " windows are missing their future)");
   }
   const detail::Prepared in = detail::prepare_inputs(config_, view, last_only);
-  if (config_.levels() > 1 && !last_only && !decoder_ &&
-      config_.quantile_positions == LossPositions::kLast)
+  // validate() allows "last" only with quantiles and loss_positions "all" (so no decoder).
+  if (config_.quantile_positions == LossPositions::kLast)
     return median_everywhere_loss(in, targets, mask, options);
   const ag::Tensor pred = forward_prepared(in, options, last_only, nullptr);
   if (config_.levels() > 1) {  // rows (b, n) of Q levels of H C values each

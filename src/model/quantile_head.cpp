@@ -201,8 +201,9 @@ ag::Tensor pinball_over_levels(const ag::Tensor& pred, const ag::Tensor& target,
     for (int64_t r = r0; r < r1; ++r) {
       double* __restrict sums = row_sums + r * C;
       const float* __restrict yr = y + r * C;
-      for (int64_t j = 0; j < Q; ++j) {  // rho_q(y - p) = max(q u, (q - 1) u): the signs are
-        if (j == skip) continue;         // random, so a max, not a branch
+      for (int64_t j = 0; j < Q; ++j) {
+        if (j == skip) continue;  // scored elsewhere (quantile_positions "last")
+        // rho_q(y - p) = max(q u, (q - 1) u): the signs are random, so a max, not a branch.
         const double level = levels[j];
         const float* __restrict pj = p + (r * Q + j) * C;
         for (int64_t c = 0; c < C; ++c) {
