@@ -294,7 +294,7 @@ int run_predict(const PredictOptions& a) {
     if (!lm.calibration) {
       throw InputError("--uncalibrated: " + a.model +
                        " has no calibration (trained with train.calibrate \"none\"); expected a "
-                       "model trained with \"conformal\"");
+                       "model trained with \"conformal\" or \"conformal_scaled\"");
     }
     lm.calibration.reset();
   }

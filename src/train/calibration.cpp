@@ -12,19 +12,40 @@
 
 namespace attnfc::train {
 
+namespace {
+
+// A side of an interval narrower than this (scaled units) counts as this wide in the
+// scaled method, so a zero-width side neither divides by zero nor stays stuck at zero.
+constexpr float kMinHalfWidth = 1e-6f;
+
+int median_index(const std::vector<float>& levels) {
+  int m = 0;
+  while (m < static_cast<int>(levels.size()) && levels[static_cast<size_t>(m)] != 0.5f) ++m;
+  return m;
+}
+
+// What the corrected side moves by per unit of correction: 1 (additive), or the side's
+// distance from the median (scaled).
+float unit(bool scaled, float median, float level) {
+  return scaled ? std::max(std::fabs(median - level), kMinHalfWidth) : 1.0f;
+}
+
+}  // namespace
+
 void Calibration::apply(float* lv, int64_t count, int steps) const {
   const int Q = static_cast<int>(levels.size()), H = steps, C = channels;
-  int m = 0;
-  while (m < Q && levels[m] != 0.5f) ++m;
+  const int m = median_index(levels);
   for (int64_t b = 0; b < count; ++b)
     for (int h = 0; h < H; ++h)
       for (int c = 0; c < C; ++c) {
         const auto at = [&](int j) -> float& { return lv[((b * H + h) * Q + j) * C + c]; };
+        const float median = at(m);
         for (size_t k = 0; k < pairs.size(); ++k) {
           const int s = std::min(h, horizon - 1);
           const float corr = correction[(k * horizon + s) * C + c];
-          at(pairs[k].first) -= corr;
-          at(pairs[k].second) += corr;
+          float &lo = at(pairs[k].first), &hi = at(pairs[k].second);
+          lo -= corr * unit(scaled, median, lo);
+          hi += corr * unit(scaled, median, hi);
         }
         for (int j = m + 1; j < Q; ++j) at(j) = std::max(at(j), at(j - 1));
         for (int j = m - 1; j >= 0; --j) at(j) = std::min(at(j), at(j + 1));
@@ -67,10 +88,13 @@ void for_each_batch(const data::TimeSeries& scaled, const std::vector<EvalPart>&
 }  // namespace
 
 Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
-                          int context, int horizon, int64_t batch, const NamedForecaster& f) {
+                          int context, int horizon, int64_t batch, const NamedForecaster& f,
+                          const std::string& method) {
   const int C = static_cast<int>(scaled.num_channels()), H = horizon;
   const int Q = static_cast<int>(f.quantiles.size());
   Calibration cal{f.quantiles, symmetric_pairs(f.quantiles), H, C, {}, {}};
+  cal.scaled = method == "conformal_scaled";
+  const int m = median_index(f.quantiles);
   const size_t P = cal.pairs.size();
   std::vector<std::vector<float>> e(P * H * C);  // scores per (pair, step, channel)
   for_each_batch(scaled, parts, context, H, batch, f,
@@ -82,10 +106,12 @@ Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<Eval
                          const size_t t = (static_cast<size_t>(b) * H + h) * C + c;
                          if (!samples.target_observed[t]) continue;
                          const float y = samples.target_values[t];
+                         const float M = lv[((b * H + h) * Q + m) * C + c];
                          for (size_t p = 0; p < P; ++p) {
                            const float L = lv[((b * H + h) * Q + cal.pairs[p].first) * C + c];
                            const float U = lv[((b * H + h) * Q + cal.pairs[p].second) * C + c];
-                           e[(p * H + h) * C + c].push_back(std::max(L - y, y - U));
+                           e[(p * H + h) * C + c].push_back(std::max(
+                               (L - y) / unit(cal.scaled, M, L), (y - U) / unit(cal.scaled, M, U)));
                          }
                        }
                  });
@@ -151,9 +177,12 @@ NamedForecaster with_residual_levels(const NamedForecaster& point, const std::ve
 nlohmann::json Calibration::to_json() const {
   nlohmann::json p = nlohmann::json::array();
   for (const auto& [lo, hi] : pairs) p.push_back({lo, hi});
-  return {{"method", "conformal"},    {"pairs", p},
-          {"horizon", horizon},       {"channels", channels},
-          {"correction", correction}, {"scores", scores}};
+  return {{"method", scaled ? "conformal_scaled" : "conformal"},
+          {"pairs", p},
+          {"horizon", horizon},
+          {"channels", channels},
+          {"correction", correction},
+          {"scores", scores}};
 }
 
 Calibration Calibration::from_json(const nlohmann::json& j, const std::string& what,
@@ -164,6 +193,13 @@ Calibration Calibration::from_json(const nlohmann::json& j, const std::string& w
   if (!j.is_object() || !j.contains("correction") || !j["correction"].is_array())
     fail("an object with a 'correction' array");
   Calibration c{levels, symmetric_pairs(levels), horizon, channels, {}, {}};
+  // Files written before "conformal_scaled" existed have no method: additive.
+  const std::string method = j.contains("method") && j["method"].is_string()
+                                 ? j["method"].get<std::string>()
+                                 : std::string("conformal");
+  if (method != "conformal" && method != "conformal_scaled")
+    fail("method \"conformal\" or \"conformal_scaled\" (found \"" + method + "\")");
+  c.scaled = method == "conformal_scaled";
   if (j.value("horizon", -1) != horizon || j.value("channels", -1) != channels)
     fail("the model's horizon " + std::to_string(horizon) + " and " + std::to_string(channels) +
          " channels");

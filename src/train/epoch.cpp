@@ -190,11 +190,12 @@ bool scoring_interrupted(const TrainOptions& opt) {
 std::optional<Calibration> calibrate_on_validation(const RunConfig& config, const Scorer& scorer,
                                                    const Members& model,
                                                    std::map<std::string, std::string>& meta) {
-  if (config.train.calibrate != "conformal") return std::nullopt;
-  Calibration cal = scorer.calibrate(model);
+  if (config.train.calibrate == "none") return std::nullopt;
+  Calibration cal = scorer.calibrate(model, config.train.calibrate);
   meta["calibration"] = cal.to_json().dump();
-  spdlog::info("intervals calibrated on {} validation values a step (split-conformal)",
-               cal.scores.empty() ? 0 : cal.scores.front());
+  spdlog::info("intervals calibrated on {} validation values a step (split-conformal, {})",
+               cal.scores.empty() ? 0 : cal.scores.front(),
+               cal.scaled ? "scaled about the median" : "additive");
   return cal;
 }
 

@@ -104,9 +104,10 @@ void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double ep
 TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& options,
                              int64_t steps_this_call);
 
-// train.calibrate "conformal": the split-conformal corrections of `model`'s levels from the
-// validation windows, also put in `meta` (the model file's metadata) under "calibration";
-// nothing when the config does not calibrate. One network's and an ensemble's alike.
+// train.calibrate "conformal" or "conformal_scaled": the split-conformal corrections of
+// `model`'s levels from the validation windows, also put in `meta` (the model file's
+// metadata) under "calibration"; nothing when the config does not calibrate. One network's
+// and an ensemble's alike.
 std::optional<Calibration> calibrate_on_validation(const RunConfig& config, const Scorer& scorer,
                                                    const Members& model,
                                                    std::map<std::string, std::string>& meta);

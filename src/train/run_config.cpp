@@ -90,14 +90,15 @@ void parse_known_roles(ConfigSection& s, const nlohmann::json& section, DataConf
   check_roles(d);
 }
 
-// train.calibrate "conformal" needs intervals to calibrate, and one network: the stored
+// train.calibrate "conformal" / "conformal_scaled" needs intervals to calibrate: the stored
 // corrections are fit to the levels of the model that is kept.
 void check_calibrate(const RunConfig& r) {
-  if (r.train.calibrate != "conformal") return;
+  if (r.train.calibrate == "none") return;
   if (model::symmetric_pairs(r.model.quantiles).empty())
     throw InputError(
-        "train.calibrate: \"conformal\" calibrates intervals, but model.quantiles holds no "
-        "symmetric pair of levels (q and 1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
+        "train.calibrate: \"" + r.train.calibrate +
+        "\" calibrates intervals, but model.quantiles holds no symmetric pair of levels (q and "
+        "1 - q); expected e.g. model.quantiles [0.1, 0.5, 0.9]");
 }
 
 // data.transform: the lambda of the targets' power transform, and the load-time check of
@@ -223,7 +224,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});
   t.series_weighting = s.get_choice("series_weighting", t.series_weighting, {"window", "series"});
-  t.calibrate = s.get_choice("calibrate", t.calibrate, {"none", "conformal"});
+  t.calibrate = s.get_choice("calibrate", t.calibrate, {"none", "conformal", "conformal_scaled"});
   t.quantile_init = s.get_choice("quantile_init", t.quantile_init, {"residuals", "zero"});
   t.linear_lr_scale = s.get_number("linear_lr_scale", t.linear_lr_scale, 0, 100);
   // A number, or "auto": chosen on the validation split (train/linear_init.hpp).

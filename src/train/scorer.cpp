@@ -207,10 +207,10 @@ void Scorer::add_baselines(const std::vector<float>& q, std::vector<NamedForecas
   }
 }
 
-Calibration Scorer::calibrate(const Members& model) const {
+Calibration Scorer::calibrate(const Members& model, const std::string& method) const {
   const int C = static_cast<int>(series_->num_channels());
   return fit_conformal(scaled_, part_rows("val"), context_, horizon_, batch_,
-                       quantile_aware("attnfc", model, C));
+                       quantile_aware("attnfc", model, C), method);
 }
 
 nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_start,

@@ -89,6 +89,17 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
     return out.substr(a, out.find(',', a) - a);
   };
   CHECK(first_point(raw.out) == first_point(calibrated.out));
+  // The scaled method: the same point, other intervals, and the model file says which.
+  const Run sc =
+      run_attnfc("train --config " + s.dir + "/micro.json --set " +
+                 "'model.quantiles=[0.1,0.5,0.9]' --set train.calibrate=conformal_scaled" +
+                 " --out " + s.dir + "/cs");
+  REQUIRE_MESSAGE(sc.code == 0, sc.out);
+  const Run scaled = run_attnfc("predict -m " + s.dir + "/cs/model.safetensors -i " + csv);
+  REQUIRE_MESSAGE(scaled.code == 0, scaled.out);
+  CHECK(first_point(scaled.out) == first_point(calibrated.out));
+  CHECK(scaled.out != calibrated.out);
+  CHECK(contains(cli_test::slurp(s.dir + "/cs/model.safetensors"), "conformal_scaled"));
   const Run uncal_q = run_attnfc("predict" + qm + " --uncalibrated");
   CHECK(uncal_q.code == 2);
   CHECK_MESSAGE(contains(uncal_q.out, "--uncalibrated: "), uncal_q.out);
@@ -122,6 +133,8 @@ TEST_CASE("quantiles: predict writes the point and the intervals, ordered, per r
   } refused[] = {
       {"--set 'model.quantiles=[0.3,0.5]' --set train.calibrate=conformal",
        "train.calibrate: \"conformal\" calibrates intervals"},
+      {"--set 'model.quantiles=[0.3,0.5]' --set train.calibrate=conformal_scaled",
+       "train.calibrate: \"conformal_scaled\" calibrates intervals"},
       {"--set train.calibrate=isotonic", "train.calibrate"},
   };
   for (const auto& r : refused) {

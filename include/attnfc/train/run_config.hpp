@@ -104,8 +104,9 @@ struct TrainConfig {
   // a long series counts more) or "series" (each epoch draws windows series first, so every
   // series counts the same; data::WindowSampler::draw_by_series).
   std::string series_weighting = "window";
-  // "conformal": after training, the kept quantile model's intervals are calibrated on the
-  // validation windows (train/calibration.hpp) and the corrections stored with it; "none".
+  // "conformal" / "conformal_scaled": after training, the kept quantile model's intervals are
+  // calibrated on the validation windows (train/calibration.hpp: additive, or scaled about the
+  // median) and the corrections stored with it; "none".
   std::string calibrate = "none";
   // Quantile models: "residuals" spaces the levels by the starting model's errors on training
   // windows before training (train/quantile_start.hpp); "zero" keeps the zero head's (sigma/2).

@@ -55,7 +55,7 @@ class Scorer {
                           const Calibration* calibration = nullptr) const;
   // Split-conformal corrections of a quantile model's intervals from the validation windows
   // (train/calibration.hpp); the test split is never read.
-  Calibration calibrate(const Members& model) const;
+  Calibration calibrate(const Members& model, const std::string& method) const;
 
   // evaluate() also gives each model's errors per column and per horizon step (breakdown.hpp)
   // over each part: {"<part>": {"breakdown": {"columns": [names], "<model>": {"scaled",
