@@ -92,7 +92,9 @@ echo "mpi: a 2-process run stopped at step 5 and resumed by one process: the sam
 # Ctrl-C on mpirun (it passes SIGTERM or SIGINT to every process) once the first epoch is
 # logged: all stop after the same step, rank 0 saves a checkpoint, and one process resumes
 # it to the model of an uninterrupted run.
-long=(--set train.epochs=120 --set train.max_steps_per_epoch=0)
+# About 1 s for 120 epochs at one thread on a fast CPU (AMD EPYC Zen 5 class, 2026-12-06):
+# there the run could end before mpirun passed Ctrl-C on, so 600 (about 5 s there).
+long=(--set train.epochs=600 --set train.max_steps_per_epoch=0)
 set -m  # job control: a background job of a script would otherwise ignore SIGINT
 "${MPIRUN[@]}" -np 2 "$BIN" --log-level warn --threads 1 train --config config.json \
   "${long[@]}" --out ctrl_c >ctrl_c.log 2>&1 &
