@@ -129,10 +129,14 @@ void ModelConfig::validate_decoder() const {
                      "expected \"last\"");
 }
 
-int ModelConfig::median_level() const {
-  for (size_t i = 0; i < quantiles.size(); ++i)
-    if (quantiles[i] == 0.5f) return static_cast<int>(i);
+int median_level(const std::vector<float>& levels) {
+  for (size_t i = 0; i < levels.size(); ++i)
+    if (levels[i] == 0.5f) return static_cast<int>(i);
   return 0;
+}
+
+int ModelConfig::median_level() const {
+  return model::median_level(quantiles);
 }
 
 void ModelConfig::validate_quantiles() const {

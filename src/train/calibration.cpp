@@ -18,12 +18,6 @@ namespace {
 // scaled method, so a zero-width side neither divides by zero nor stays stuck at zero.
 constexpr float kMinHalfWidth = 1e-6f;
 
-int median_index(const std::vector<float>& levels) {
-  int m = 0;
-  while (m < static_cast<int>(levels.size()) && levels[static_cast<size_t>(m)] != 0.5f) ++m;
-  return m;
-}
-
 // What the corrected side moves by per unit of correction: 1 (additive), or the side's
 // distance from the median (scaled).
 float unit(bool scaled, float median, float level) {
@@ -34,7 +28,7 @@ float unit(bool scaled, float median, float level) {
 
 void Calibration::apply(float* lv, int64_t count, int steps) const {
   const int Q = static_cast<int>(levels.size()), H = steps, C = channels;
-  const int m = median_index(levels);
+  const int m = model::median_level(levels);
   for (int64_t b = 0; b < count; ++b)
     for (int h = 0; h < H; ++h)
       for (int c = 0; c < C; ++c) {
@@ -94,7 +88,7 @@ Calibration fit_conformal(const data::TimeSeries& scaled, const std::vector<Eval
   const int Q = static_cast<int>(f.quantiles.size());
   Calibration cal{f.quantiles, symmetric_pairs(f.quantiles), H, C, {}, {}};
   cal.scaled = method == "conformal_scaled";
-  const int m = median_index(f.quantiles);
+  const int m = model::median_level(f.quantiles);
   const size_t P = cal.pairs.size();
   std::vector<std::vector<float>> e(P * H * C);  // scores per (pair, step, channel)
   for_each_batch(scaled, parts, context, H, batch, f,

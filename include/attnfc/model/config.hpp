@@ -106,6 +106,9 @@ struct ModelConfig {
 // the intervals a quantile model has.
 std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& levels);
 
+// The index of the 0.5 level in `levels` (0 when there is none).
+int median_level(const std::vector<float>& levels);
+
 // Reads the "model" object (the value of the "model" key, not the whole file).
 // Missing keys take their defaults. `path` prefixes keys in messages ("model").
 ModelConfig parse_model_config(const nlohmann::json& section, const std::string& path = "model");
