@@ -14,8 +14,9 @@ namespace attnfc::model {
 
 namespace {
 
-const std::set<std::string> kReserved = {"format",       "format_version", "attnfc_version",
-                                         "model_config", "members",        kHeadLayoutKey};
+const std::set<std::string> kReserved = {"format",          "format_version", "attnfc_version",
+                                         "model_config",    "members",        kHeadLayoutKey,
+                                         kMemberContextsKey};
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -49,10 +50,21 @@ void save_members(const std::string& path, const std::vector<const PatchTransfor
   file.metadata["model_config"] = config;
   file.metadata["members"] = std::to_string(members.size());
   file.metadata[kHeadLayoutKey] = kHeadLayout;
+  // Members differ at most in the context they read (train.ensemble_contexts).
+  const ModelConfig& first = members[0]->config();
+  std::vector<int> contexts;
   for (size_t k = 0; k < members.size(); ++k) {
-    if (to_json(members[k]->config()).dump() != config)
+    const ModelConfig& c = members[k]->config();
+    if (c.context_length > first.context_length ||
+        to_json(c).dump() != to_json(with_context(first, c.context_length)).dump())
       throw std::logic_error("save_members: member " + std::to_string(k + 1) +
                              " has a different model config");
+    contexts.push_back(c.context_length);
+  }
+  if (std::any_of(contexts.begin(), contexts.end(),
+                  [&](int L) { return L != first.context_length; }))
+    file.metadata[kMemberContextsKey] = nlohmann::json(contexts).dump();
+  for (size_t k = 0; k < members.size(); ++k) {
     const std::string prefix = member_prefix(k, members.size());
     for (const auto& p : members[k]->parameters().all()) {
       const ag::Tensor t = p.tensor;

@@ -149,14 +149,16 @@ std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
   return out;
 }
 
-void check_tensors_against_config(const safetensors::File& file, const ModelConfig& config,
-                                  int members, const std::string& source) {
-  const std::vector<ParameterSpec> specs = parameter_specs(config);
+void check_tensors_against_config(const safetensors::File& file,
+                                  const std::vector<ModelConfig>& member_configs,
+                                  const std::string& source) {
   std::set<std::string> expected;
-  uint64_t tensor_bytes = 0;
-  for (int k = 0; k < members; ++k) {
-    const std::string prefix = member_prefix(static_cast<size_t>(k), static_cast<size_t>(members));
-    for (const auto& spec : specs) {
+  uint64_t tensor_bytes = 0, table = 0;
+  const size_t members = member_configs.size();
+  for (size_t k = 0; k < members; ++k) {
+    const ModelConfig& config = member_configs[k];
+    const std::string prefix = member_prefix(k, members);
+    for (const auto& spec : parameter_specs(config)) {
       const std::string name = prefix + spec.name;
       expected.insert(name);
       const safetensors::TensorData* t = file.find(name);
@@ -172,26 +174,60 @@ void check_tensors_against_config(const safetensors::File& file, const ModelConf
                          ", expected " + shape_str(spec.shape) + " for the model_config");
       tensor_bytes += 4 * t->values.size();
     }
+    // What a model allocates beyond its parameters: the sinusoidal position table, N x d.
+    if (config.positional == PositionalEncoding::kSinusoidal)
+      table += uint64_t{4} * static_cast<uint64_t>(config.num_patches()) *
+               static_cast<uint64_t>(config.d_model);
   }
   for (const auto& t : file.tensors) {
     if (!expected.count(t.name) && t.name.rfind(kOptimPrefix, 0) != 0)
       throw InputError(source + ": unexpected tensor '" + excerpt(t.name) +
                        "' (not a parameter of this model_config)");
   }
-  // Every parameter is now backed by bytes of the file. What a model allocates beyond
-  // its parameters is the sinusoidal position table, N x d floats per member.
-  if (config.positional == PositionalEncoding::kSinusoidal) {
-    const uint64_t table = uint64_t{4} * static_cast<uint64_t>(config.num_patches()) *
-                           static_cast<uint64_t>(config.d_model) * static_cast<uint64_t>(members);
-    const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 2 * tensor_bytes);
-    if (table > budget)
-      throw InputError(source +
-                       ": metadata 'model_config': " + std::to_string(config.num_patches()) +
-                       " patches x d_model " + std::to_string(config.d_model) + " need a " +
-                       std::to_string(table) + "-byte position table, expected at most " +
-                       std::to_string(budget) + " bytes for a file of this size");
+  // Every parameter is now backed by bytes of the file; the tables must stay in budget.
+  const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 2 * tensor_bytes);
+  if (table > budget) {
+    const ModelConfig& config = member_configs.front();
+    throw InputError(source + ": metadata 'model_config': " + std::to_string(config.num_patches()) +
+                     " patches x d_model " + std::to_string(config.d_model) + " need a " +
+                     std::to_string(table) + "-byte position table, expected at most " +
+                     std::to_string(budget) + " bytes for a file of this size");
   }
 }
+
+namespace {
+
+// Each member's config: model_config, or with_context(model_config, L) for the lengths of
+// metadata 'member_contexts' (train.ensemble_contexts).
+std::vector<ModelConfig> member_configs_of(const safetensors::File& file, const ModelConfig& config,
+                                           int members, const std::string& path) {
+  const auto it = file.metadata.find(kMemberContextsKey);
+  if (it == file.metadata.end())
+    return std::vector<ModelConfig>(static_cast<size_t>(members), config);
+  const std::string where = path + ": metadata '" + kMemberContextsKey + "'";
+  const nlohmann::json j = parse_json_bounded(it->second, where);
+  const int L = config.context_length;
+  const std::string expected = ", expected " + std::to_string(members) +
+                               " context lengths, the first " + std::to_string(L) +
+                               " (model_config's) and each from 1 to " + std::to_string(L);
+  if (!j.is_array() || j.size() != static_cast<size_t>(members))
+    throw InputError(where + ": found " + excerpt(j.dump()) + expected);
+  std::vector<ModelConfig> out;
+  for (const auto& v : j) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > L ||
+        (out.empty() && v.get<int64_t>() != L))
+      throw InputError(where + ": found " + excerpt(j.dump()) + expected);
+    out.push_back(with_context(config, v.get<int>()));
+    try {
+      out.back().validate();
+    } catch (const InputError& e) {
+      throw InputError(where + ": member " + std::to_string(out.size()) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Checkpoint Checkpoint::read(const std::string& path) {
   return from_file(safetensors::read(path), path);
@@ -234,7 +270,8 @@ Checkpoint Checkpoint::from_file(safetensors::File file, const std::string& path
   } catch (const InputError& e) {
     throw InputError(where + ": " + e.what());
   }
-  check_tensors_against_config(ck.file_, ck.config_, ck.members_, path);
+  ck.member_configs_ = member_configs_of(ck.file_, ck.config_, ck.members_, path);
+  check_tensors_against_config(ck.file_, ck.member_configs_, path);
   upgrade_head_layout(ck.file_, ck.config_, path);
   return ck;
 }

@@ -139,6 +139,13 @@ int ModelConfig::median_level() const {
   return model::median_level(quantiles);
 }
 
+ModelConfig with_context(const ModelConfig& config, int context_length) {
+  ModelConfig c = config;
+  c.context_length = context_length;
+  c.linear_lookback = std::min(c.linear_lookback, context_length);
+  return c;
+}
+
 void ModelConfig::validate_quantiles() const {
   if (quantiles.empty() && quantile_positions != LossPositions::kAll)
     throw InputError(key("quantile_positions") +

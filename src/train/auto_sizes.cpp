@@ -218,6 +218,7 @@ std::string resolve_sizes(RunConfig& c, const data::TimeSeries& series) {
   if (series.num_series() == 1) check_given(c, rows);
   c.model.validate();
   check_linear_init(c);
+  check_ensemble_contexts(c);
   return chosen;
 }
 

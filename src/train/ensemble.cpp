@@ -51,14 +51,18 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
           {"series_scalers", {m.series_scalers.to_json(), all.series_scalers.to_json()}},
           {"columns", {m.columns, all.columns}},
           {"frequency", {m.frequency, all.frequency}},
-          {"model_config", {model::to_json(m.config()), model::to_json(all.config())}},
+          {"model_config",
+           {model::to_json(m.config()),
+            model::to_json(
+                model::with_context(all.config(), member_model(config, k).context_length))}},
           {"known",
            {m.known ? m.known->to_json() : nlohmann::json(),
             all.known ? all.known->to_json() : nlohmann::json()}}};
       for (const auto& [key, found_expected] : same)
         if (found_expected.first != found_expected.second)
           throw InputError(m.path + ": metadata '" + key + "' is " + found_expected.first.dump() +
-                           ", expected member 1's " + found_expected.second.dump());
+                           ", expected member 1's " + found_expected.second.dump() +
+                           (std::string(key) == "model_config" ? " at the member's context" : ""));
     }
     all.params.push_back(std::move(m.params.front()));
     all.networks.push_back(std::move(m.networks.front()));
@@ -159,6 +163,8 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
     mc.train.ensemble = 1;
     mc.train.calibrate = "none";  // the ensemble's levels are calibrated, not each member's
     mc.train.seed = member_seed(config.train.seed, k);
+    mc.model = member_model(config, k);
+    mc.train.ensemble_contexts.clear();  // a member is one network
     const RunPaths member = paths.member(k);
     const TrainOptions mo = member_options(opt, member, k, K, result.steps_this_call);
     if (!(mo.resume && fs::exists(member.metrics())))
@@ -170,7 +176,9 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
       result.steps += r.steps;
       return false;
     }
-    const MemberRecord m = read_member_record(member.metrics(), k, mc.train.seed);
+    MemberRecord m = read_member_record(member.metrics(), k, mc.train.seed);
+    if (!config.train.ensemble_contexts.empty())
+      m.entry["context_length"] = mc.model.context_length;
     totals.members.push_back(m.entry);
     result.epochs_run += m.epochs_run;
     result.steps += m.steps;

@@ -253,7 +253,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
   for (int k = 0; k < ck.members(); ++k) {
     lm.params.push_back(std::make_unique<ag::ParameterSet>(ag::ParameterSet::Gradients::kNone));
     lm.networks.push_back(
-        std::make_unique<model::PatchTransformer>(ck.config(), *lm.params.back(), 0));
+        std::make_unique<model::PatchTransformer>(ck.member_config(k), *lm.params.back(), 0));
   }
   ck.load_members(lm.members());
   check_finite_weights(lm);

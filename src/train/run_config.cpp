@@ -239,6 +239,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
     t.linear_ridge = s.get_number("linear_ridge", t.linear_ridge, 0, 1e6);
   }
   t.ensemble = static_cast<int>(s.get_int("ensemble", t.ensemble, 1, model::kMaxEnsembleMembers));
+  t.ensemble_contexts = s.get_int_list("ensemble_contexts", {}, 1, 65536);
   s.finish();
   if (t.seed + static_cast<uint64_t>(t.ensemble - 1) * kEnsembleSeedStride > kMaxSeed)
     throw InputError("train.seed: found " + std::to_string(t.seed) + ", expected at most " +
@@ -271,6 +272,7 @@ RunConfig parse_run_config(const nlohmann::json& root) {
   top.finish();
   check_calibrate(r);
   check_linear_init(r);
+  if (!r.auto_sizes.any()) check_ensemble_contexts(r);  // else once the sizes are resolved
   return r;
 }
 
@@ -280,6 +282,42 @@ void check_linear_init(const RunConfig& r) {
     throw InputError(
         "train.linear_init: \"least_squares\" fits changes from the last value and needs "
         "model.target = \"delta\" (found \"value\"); set train.linear_init = \"zero\"");
+}
+
+void check_ensemble_contexts(const RunConfig& r) {
+  const std::vector<int>& lengths = r.train.ensemble_contexts;
+  if (lengths.empty()) return;
+  const int L = r.model.context_length;
+  const std::string key = "train.ensemble_contexts: ";
+  if (r.train.ensemble < 2)
+    throw InputError(key + "found " + std::to_string(lengths.size()) +
+                     " context lengths with train.ensemble " + std::to_string(r.train.ensemble) +
+                     "; expected train.ensemble 2 or more (the lengths are its members')");
+  if (r.model.cross_attention())
+    throw InputError(key +
+                     "expected model.decoder \"linear\": the cross-attention decoder's "
+                     "known inputs are laid out for model.context_length");
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const std::string at = key + "entry " + std::to_string(i + 1) + " is " +
+                           std::to_string(lengths[i]) + "; expected ";
+    if (i == 0 && lengths[i] != L)
+      throw InputError(at + "model.context_length (" + std::to_string(L) +
+                       "): member 1 is the model itself");
+    if (lengths[i] > L)
+      throw InputError(at + "at most model.context_length (" + std::to_string(L) +
+                       "), the length of the windows every member reads from");
+    try {
+      model::with_context(r.model, lengths[i]).validate();
+    } catch (const InputError& e) {
+      throw InputError(at + "a length the model accepts (" + e.what() + ")");
+    }
+  }
+}
+
+model::ModelConfig member_model(const RunConfig& r, int k) {
+  const std::vector<int>& lengths = r.train.ensemble_contexts;
+  if (lengths.empty()) return r.model;
+  return model::with_context(r.model, lengths[static_cast<size_t>(k - 1) % lengths.size()]);
 }
 
 nlohmann::json to_json(const RunConfig& r) {
@@ -355,6 +393,8 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"linear_ridge", t.linear_ridge < 0 ? nlohmann::json("auto")
                                                               : nlohmann::json(t.linear_ridge)},
                           {"ensemble", t.ensemble}};
+  // Only when set: a run's config.json stays the same bytes as before the key.
+  if (!t.ensemble_contexts.empty()) train["ensemble_contexts"] = t.ensemble_contexts;
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 

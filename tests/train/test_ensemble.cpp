@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -156,4 +157,83 @@ TEST_CASE("train.ensemble: range and seed room are named") {
                        doctest::Contains("train.seed: found 9007199254740992, expected at most "
                                          "9007199252740986 with train.ensemble 3"),
                        InputError);
+}
+
+TEST_CASE("ensemble_contexts: members read their own lengths of the same windows") {
+  const std::string dir = temp_dir("ensemble_contexts");
+  const std::string csv = write_csv(dir, 700);
+  nlohmann::json j = config_for(csv);
+  j["model"]["linear_lookback"] = 32;
+  j["train"]["epochs"] = 1;
+  j["train"]["ensemble"] = 3;
+  j["train"]["ensemble_contexts"] = {32, 16};  // members: 32, 16, 32
+  const RunConfig cfg = parse_run_config(j);
+  CHECK(member_model(cfg, 2).context_length == 16);
+  CHECK(member_model(cfg, 2).linear_lookback == 16);  // min(linear_lookback, its context)
+  CHECK(member_model(cfg, 3).context_length == 32);
+  REQUIRE(train::train(cfg, {dir + "/ens"}).status == TrainResult::Status::kFinished);
+
+  // Member 2 is the single run of its seed at context 16.
+  RunConfig single = cfg;
+  single.train.ensemble = 1;
+  single.train.ensemble_contexts.clear();
+  single.train.seed = member_seed(cfg.train.seed, 2);
+  single.model = member_model(cfg, 2);
+  REQUIRE(train::train(single, {dir + "/single"}).status == TrainResult::Status::kFinished);
+  check_same_tensors(dir + "/single/model.safetensors", dir + "/ens/members/2/model.safetensors");
+
+  // The model file holds each member at its length; the forecast from 32-step contexts is
+  // the mean of the members' forecasts, member 2 reading the last 16 steps.
+  const LoadedModel ens = LoadedModel::load(dir + "/ens/model.safetensors");
+  REQUIRE(ens.networks.size() == 3);
+  CHECK(ens.networks[0]->config().context_length == 32);
+  CHECK(ens.networks[1]->config().context_length == 16);
+  CHECK(ens.context() == 32);
+  const int C = 2, L = 32, H = 8, B = 3;
+  SampleBuffers ctx(B, L, 0, C), tail(B, 16, 0, C);
+  for (size_t i = 0; i < ctx.context_values.size(); ++i) {
+    ctx.context_values[i] = static_cast<float>(std::sin(0.3 * i));
+    ctx.context_observed[i] = 1;
+  }
+  for (int b = 0; b < B; ++b)  // the last 16 of each window, [B, 16, C]
+    for (size_t i = 0; i < 16 * C; ++i) {
+      tail.context_values[b * 16 * C + i] = ctx.context_values[(b * L + 16) * C + i];
+      tail.context_observed[b * 16 * C + i] = 1;
+    }
+  std::vector<float> fe(B * H * C), f[3];
+  model_forecaster(ens.members(), C)(ctx.view(B), fe.data());
+  for (int k = 0; k < 3; ++k) {
+    const LoadedModel m =
+        LoadedModel::load(dir + "/ens/members/" + std::to_string(k + 1) + "/model.safetensors");
+    f[k].resize(fe.size());
+    model_forecaster(m.members(), C)(k == 1 ? tail.view(B) : ctx.view(B), f[k].data());
+  }
+  CHECK(f[0] != f[1]);
+  for (size_t i = 0; i < fe.size(); ++i) CHECK(fe[i] == (f[0][i] + f[1][i] + f[2][i]) / 3.0f);
+  const auto metrics = nlohmann::json::parse(slurp(dir + "/ens/metrics.json"));
+  CHECK(metrics["members"][1]["context_length"] == 16);
+  CHECK(nlohmann::json::parse(slurp(dir + "/ens/config.json"))["train"]["ensemble_contexts"] ==
+        nlohmann::json({32, 16}));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("train.ensemble_contexts: each length is checked and named") {
+  nlohmann::json j = config_for("x.csv");
+  j["train"]["ensemble"] = 2;
+  auto fails = [&](nlohmann::json lengths, const std::string& message) {
+    j["train"]["ensemble_contexts"] = lengths;
+    CHECK_THROWS_WITH_AS(parse_run_config(j), doctest::Contains(message.c_str()), InputError);
+  };
+  fails({16, 32}, "train.ensemble_contexts: entry 1 is 16; expected model.context_length (32)");
+  fails({32, 40}, "entry 2 is 40; expected at most model.context_length (32)");
+  fails({32, 12},
+        "entry 2 is 12; expected a length the model accepts (config key "
+        "'model.context_length': found 12, expected a multiple of model.patch_len (8)");
+  fails({32, 0}, "train.ensemble_contexts");
+  fails("32", "train.ensemble_contexts");
+  j["train"]["ensemble"] = 1;
+  fails({32}, "expected train.ensemble 2 or more");
+  j["train"]["ensemble"] = 2;
+  j["train"]["ensemble_contexts"] = {32, 24};
+  CHECK(parse_run_config(j).train.ensemble_contexts == std::vector<int>{32, 24});
 }

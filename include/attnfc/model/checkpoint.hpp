@@ -10,12 +10,16 @@
 //   model_config    to_json(ModelConfig), compact JSON   (written by save_checkpoint)
 //   head_layout     "level_major"                        (written by save_checkpoint; absent
 //                   in older files, whose quantile head rows are moved on reading)
+//   member_contexts JSON array of each member's context_length, only when they differ
+//                   (train.ensemble_contexts; member k's config is
+//                   with_context(model_config, its length); the first is model_config's)
 // and, by convention, keys the caller passes in `metadata`:
 //   config     the whole resolved run config (JSON)     scaler   scaler statistics (JSON)
 //   columns    JSON array of channel names              frequency e.g. "1h"
 // Reserved keys cannot be overridden by the caller.
 //
-// An ensemble (members that share one model_config, trained from different seeds)
+// An ensemble (members that share one model_config up to their context length, trained
+// from different seeds)
 // stores member k's parameters as "member<k>.<name>", k = 1..K, and is format
 // version 2, so a reader that predates ensembles refuses it with a clear message
 // instead of loading one member. One network keeps the plain names and version 1.
@@ -40,8 +44,9 @@ inline constexpr int kMaxEnsembleMembers = 64;
 void save_checkpoint(const std::string& path, const PatchTransformer& model,
                      const std::map<std::string, std::string>& metadata = {},
                      const std::vector<ag::StateTensor>& extra = {});
-// An ensemble: every member must have the same config; one member writes what
-// save_checkpoint writes. Throws std::logic_error for no members or mixed configs, and
+// An ensemble: every member's config must be with_context(member 1's, its own
+// context_length) with a length at most member 1's; one member writes what
+// save_checkpoint writes. Throws std::logic_error for no members or other configs, and
 // InputError for a reserved metadata key.
 void save_ensemble_checkpoint(const std::string& path,
                               const std::vector<const PatchTransformer*>& members,
@@ -52,6 +57,7 @@ inline constexpr const char* kOptimPrefix = "optim.";
 // it predates the level-major head; reading moves its head rows (checkpoint_read.cpp).
 inline constexpr const char* kHeadLayoutKey = "head_layout";
 inline constexpr const char* kHeadLayout = "level_major";
+inline constexpr const char* kMemberContextsKey = "member_contexts";
 
 // One parameter a PatchTransformer registers: its documented name and shape.
 struct ParameterSpec {
@@ -64,12 +70,13 @@ std::vector<ParameterSpec> parameter_specs(const ModelConfig& config);
 // "member<k>." for member k (0-based) of an ensemble of count > 1, else "".
 std::string member_prefix(size_t k, size_t count);
 // The cheap check before any model is built: every member's parameters are in `file`
-// with the shape `config` gives them, and every other tensor is an "optim." extra;
-// and the model's own allocations beyond its parameters (the sinusoidal table) stay
-// within a budget of max(256 MiB, 2 x the file's tensor bytes). Errors are InputError
+// with the shape its config (member_configs[k]) gives them, and every other tensor is an "optim."
+// extra; and the model's own allocations beyond its parameters (the sinusoidal table) stay within a
+// budget of max(256 MiB, 2 x the file's tensor bytes). Errors are InputError
 // "<source>: tensor '<name>' ...", the same text load_members uses.
-void check_tensors_against_config(const safetensors::File& file, const ModelConfig& config,
-                                  int members, const std::string& source);
+void check_tensors_against_config(const safetensors::File& file,
+                                  const std::vector<ModelConfig>& member_configs,
+                                  const std::string& source);
 
 class Checkpoint {
  public:
@@ -83,7 +90,10 @@ class Checkpoint {
   static Checkpoint from_file(safetensors::File file, const std::string& source);
 
   const std::string& path() const { return path_; }
+  // Member 1's config (the ensemble's: its context_length is the longest).
   const ModelConfig& config() const { return config_; }
+  // Member k's (0-based): config() unless the members read contexts of other lengths.
+  const ModelConfig& member_config(int k) const { return member_configs_.at(k); }
   const std::string& attnfc_version() const { return attnfc_version_; }
   // Ensemble size: 1 for one network.
   int members() const { return members_; }
@@ -98,8 +108,8 @@ class Checkpoint {
   // what differs (missing, unexpected, shape found vs expected, dtype).
   // A one-network checkpoint only; an ensemble is an InputError saying so.
   void load_into(const PatchTransformer& model) const;
-  // Loads every member (members.size() must equal members(), each built from
-  // config()); the same checks as load_into, for each member's tensor names.
+  // Loads every member (members.size() must equal members(), member k built from
+  // member_config(k)); the same checks as load_into, for each member's tensor names.
   void load_members(const std::vector<const PatchTransformer*>& members) const;
   // Tensors saved as `extra` (in file order, "optim." prefix removed).
   std::vector<ag::StateTensor> extra() const;
@@ -108,6 +118,7 @@ class Checkpoint {
   std::string path_;
   safetensors::File file_;
   ModelConfig config_;
+  std::vector<ModelConfig> member_configs_;
   std::string attnfc_version_;
   int members_ = 1;
 };

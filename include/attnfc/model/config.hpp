@@ -109,6 +109,11 @@ std::vector<std::pair<int, int>> symmetric_pairs(const std::vector<float>& level
 // The index of the 0.5 level in `levels` (0 when there is none).
 int median_level(const std::vector<float>& levels);
 
+// `config` reading a context of `context_length` steps instead (an ensemble member of
+// train.ensemble_contexts): its linear shortcut reads min(linear_lookback, context_length).
+// Not validated: the caller validates (the same patch rules hold for every length).
+ModelConfig with_context(const ModelConfig& config, int context_length);
+
 // Reads the "model" object (the value of the "model" key, not the whole file).
 // Missing keys take their defaults. `path` prefixes keys in messages ("model").
 ModelConfig parse_model_config(const nlohmann::json& section, const std::string& path = "model");

@@ -100,6 +100,12 @@ struct TrainConfig {
   // Networks trained from different seeds whose forecasts are averaged (train/ensemble.hpp);
   // 1 = one network. Member k (1-based) trains with seed + (k - 1) * kEnsembleSeedStride.
   int ensemble = 1;
+  // The context length of each member, in turn (member k reads entry (k - 1) mod n): the first
+  // is model.context_length, the others at most that (model::with_context: the linear
+  // shortcut reads up to its member's context). Empty: every member reads model.context_length.
+  // Networks that see different lengths of the past err differently, so their mean gains
+  // more than seeds alone give (docs/RESULTS.md, M4 Hourly).
+  std::vector<int> ensemble_contexts;
   // How a panel's series weigh in training: "window" (every training window once an epoch:
   // a long series counts more) or "series" (each epoch draws windows series first, so every
   // series counts the same; data::WindowSampler::draw_by_series).
@@ -134,6 +140,10 @@ RunConfig parse_run_config(const nlohmann::json& root);
 // The least-squares start needs model.target "delta" when the shortcut is on (InputError
 // naming train.linear_init); run again once "auto" sizes are chosen.
 void check_linear_init(const RunConfig& config);
+// train.ensemble_contexts against the resolved model sizes: InputError naming the key.
+void check_ensemble_contexts(const RunConfig& config);
+// The model config of ensemble member k (1-based): config.model at its context length.
+model::ModelConfig member_model(const RunConfig& config, int k);
 // Every key with its resolved value (what `attnfc train` writes as config.json).
 nlohmann::json to_json(const RunConfig& config);
 
