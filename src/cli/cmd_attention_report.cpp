@@ -102,7 +102,9 @@ const model::PatchTransformer& chosen_network(const AttentionReportOptions& o,
 Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
               const data::TimeSeries& series) {
   const model::PatchTransformer& net = chosen_network(o, lm);
-  const model::ModelConfig& cfg = lm.config();
+  // The chosen network's own geometry: an ensemble's members may read contexts of different
+  // lengths (train.ensemble_contexts).
+  const model::ModelConfig& cfg = net.config();
   Report r;
   r.series = &series;
   r.members = static_cast<int>(lm.networks.size());
@@ -286,7 +288,7 @@ int run_attention_report(const AttentionReportOptions& o) {
   const train::LoadedModel lm = train::LoadedModel::load(o.model);
   const data::TimeSeries series = lm.read_series(o.input);
   const Report r = gather(o, lm, series);
-  print_header(o, r, lm.config().n_heads);
+  print_header(o, r, chosen_network(o, lm).config().n_heads);
   print_heads(o, r);
   if (!o.csv_path.empty()) write_csv(o.csv_path, r);
   if (!o.json_path.empty()) write_json(o, r);

@@ -188,10 +188,14 @@ void check_tensors_against_config(const safetensors::File& file,
   const uint64_t budget = std::max<uint64_t>(uint64_t{256} << 20, 2 * tensor_bytes);
   if (table > budget) {
     const ModelConfig& config = member_configs.front();
-    throw InputError(source + ": metadata 'model_config': " + std::to_string(config.num_patches()) +
-                     " patches x d_model " + std::to_string(config.d_model) + " need a " +
-                     std::to_string(table) + "-byte position table, expected at most " +
-                     std::to_string(budget) + " bytes for a file of this size");
+    throw InputError(
+        source + ": metadata 'model_config': " + std::to_string(config.num_patches()) +
+        " patches x d_model " + std::to_string(config.d_model) +
+        (members > 1
+             ? " (member 1; the table is summed over " + std::to_string(members) + " members)"
+             : std::string()) +
+        " need a " + std::to_string(table) + "-byte position table, expected at most " +
+        std::to_string(budget) + " bytes for a file of this size");
   }
 }
 

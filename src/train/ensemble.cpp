@@ -14,6 +14,7 @@
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/input_file.hpp"
+#include "attnfc/data/panel_scaler.hpp"
 #include "attnfc/model/checkpoint.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/calibration.hpp"
@@ -31,6 +32,18 @@ uint64_t member_seed(uint64_t seed, int k) {
 
 namespace {
 
+// The scalers of series `ids` in `scalers` (its whole JSON when one is missing, which then
+// differs from the expected).
+nlohmann::json scalers_of(const data::PanelScaler& scalers, const std::vector<std::string>& ids) {
+  std::vector<data::Scaler> found;
+  for (const std::string& id : ids) {
+    const data::Scaler* s = scalers.find(id);
+    if (!s) return scalers.to_json();
+    found.push_back(*s);
+  }
+  return data::PanelScaler(ids, std::move(found)).to_json();
+}
+
 // Reads the finished members' models as one ensemble with the ensemble's own run config;
 // `meta` gets the metadata of its model file (save_ensemble).
 LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
@@ -46,9 +59,11 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
       all.series_scalers = m.series_scalers, all.known = m.known;
     } else {
       // Members of one config on one data set agree on these; a folder edited by hand may not.
+      // (A member of a shorter context may also hold series too short for member 1's: it
+      // must agree on member 1's, whose scalers come from the same training rows.)
       const std::pair<const char*, std::pair<nlohmann::json, nlohmann::json>> same[] = {
-          {"scaler", {m.scaler.to_json(), all.scaler.to_json()}},
-          {"series_scalers", {m.series_scalers.to_json(), all.series_scalers.to_json()}},
+          {"series_scalers",
+           {scalers_of(m.series_scalers, all.series_scalers.ids()), all.series_scalers.to_json()}},
           {"columns", {m.columns, all.columns}},
           {"frequency", {m.frequency, all.frequency}},
           {"model_config",
@@ -141,8 +156,10 @@ struct MemberTotals {
   nlohmann::json members = nlohmann::json::array();
   double seconds = 0;
   int64_t parameters = 0;
-  nlohmann::json linear_start;  // member 1's; the least-squares start has no seed
-  bool untrained = true;        // every member kept its epoch 0
+  // Member 1's: the least-squares start has no seed, so it is every member's of member 1's
+  // context (members of other lengths, train.ensemble_contexts, have their own).
+  nlohmann::json linear_start;
+  bool untrained = true;  // every member kept its epoch 0
 };
 
 // Trains (or resumes, or skips when finished) members 1..K into members/<k>/. Returns
@@ -165,6 +182,7 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
     mc.train.seed = member_seed(config.train.seed, k);
     mc.model = member_model(config, k);
     mc.train.ensemble_contexts.clear();  // a member is one network
+    mc.auto_sizes = {};  // prepare_data resolved them: a member must not choose its own
     const RunPaths member = paths.member(k);
     const TrainOptions mo = member_options(opt, member, k, K, result.steps_this_call);
     if (!(mo.resume && fs::exists(member.metrics())))
@@ -223,7 +241,8 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
       detail::calibrate_on_validation(config, *data->scorer, lm.members(), meta);
   if (cal) lm.calibration = std::make_shared<const Calibration>(*cal);
   model::save_ensemble_checkpoint(lm.path, lm.members(), meta);
-  // The least-squares start does not depend on the seed: member 1's is every member's.
+  // The least-squares start does not depend on the seed: member 1's is every member's of its
+  // context (the model's own linear start; members of other lengths have their own).
   const std::string member_start = paths.member(1).linear_start();
   const LoadedModel linear_start =
       fs::exists(member_start) ? LoadedModel::load(member_start) : LoadedModel{};

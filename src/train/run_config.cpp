@@ -295,8 +295,12 @@ void check_ensemble_contexts(const RunConfig& r) {
                      "; expected train.ensemble 2 or more (the lengths are its members')");
   if (r.model.cross_attention())
     throw InputError(key +
-                     "expected model.decoder \"linear\": the cross-attention decoder's "
-                     "known inputs are laid out for model.context_length");
+                     "found with model.decoder \"cross_attention\", whose known inputs "
+                     "are laid out for model.context_length; expected model.decoder \"linear\"");
+  if (lengths.size() > static_cast<size_t>(r.train.ensemble))
+    throw InputError(key + "found " + std::to_string(lengths.size()) + " context lengths for " +
+                     std::to_string(r.train.ensemble) +
+                     " members (train.ensemble); expected at most one a member");
   for (size_t i = 0; i < lengths.size(); ++i) {
     const std::string at = key + "entry " + std::to_string(i + 1) + " is " +
                            std::to_string(lengths[i]) + "; expected ";

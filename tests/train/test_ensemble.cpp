@@ -230,10 +230,57 @@ TEST_CASE("train.ensemble_contexts: each length is checked and named") {
         "entry 2 is 12; expected a length the model accepts (config key "
         "'model.context_length': found 12, expected a multiple of model.patch_len (8)");
   fails({32, 0}, "train.ensemble_contexts");
+  fails({32, 16, 8}, "found 3 context lengths for 2 members (train.ensemble)");
   fails("32", "train.ensemble_contexts");
   j["train"]["ensemble"] = 1;
   fails({32}, "expected train.ensemble 2 or more");
   j["train"]["ensemble"] = 2;
   j["train"]["ensemble_contexts"] = {32, 24};
   CHECK(parse_run_config(j).train.ensemble_contexts == std::vector<int>{32, 24});
+}
+
+TEST_CASE("ensemble_contexts: a shorter member may keep series too short for member 1") {
+  const std::string dir = temp_dir("ensemble_contexts_panel");
+  const std::string csv = dir + "/panel.csv";
+  {
+    std::ofstream out(csv);
+    out << "id,time,y\n";
+    // 40 rows of C: too few for context 32 + 2 x horizon 8, enough for 16.
+    for (const auto& [id, rows] :
+         std::vector<std::pair<std::string, int>>{{"A", 200}, {"C", 40}, {"B", 200}})
+      for (int t = 0; t < rows; ++t)
+        out << id << ",1970-01-" << (1 + t / 24) << (t % 24 < 10 ? " 0" : " ") << t % 24
+            << ":00:00," << 5 + std::sin(0.26 * t) + (id == "B" ? 3 : 0) << "\n";
+  }
+  nlohmann::json j = config_for(csv);
+  j["data"] = {{"path", csv},
+               {"id_column", "id"},
+               {"time_column", "time"},
+               {"targets", {"y"}},
+               {"split", "last_horizon"}};
+  j["train"]["epochs"] = 1;
+  j["train"]["ensemble"] = 2;
+  j["train"]["ensemble_contexts"] = {32, 16};
+  REQUIRE(train::train(parse_run_config(j), {dir + "/ens"}).status ==
+          TrainResult::Status::kFinished);
+  CHECK(LoadedModel::load(dir + "/ens/members/2/model.safetensors").series_scalers.size() == 3);
+  const LoadedModel ens = LoadedModel::load(dir + "/ens/model.safetensors");
+  CHECK(ens.series_scalers.ids() == std::vector<std::string>{"A", "B"});  // member 1's
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ensemble_contexts: sizes chosen from the data are the ensemble's, not a member's") {
+  const std::string dir = temp_dir("ensemble_contexts_auto");
+  const std::string csv = write_csv(dir, 700);
+  nlohmann::json j = config_for(csv);
+  j["model"]["patch_len"] = "auto";  // 4 for context 32 (L / 8); a member of 16 alone: 2
+  j["train"]["epochs"] = 1;
+  j["train"]["ensemble"] = 2;
+  j["train"]["ensemble_contexts"] = {32, 16};
+  REQUIRE(train::train(parse_run_config(j), {dir + "/ens"}).status ==
+          TrainResult::Status::kFinished);
+  const LoadedModel ens = LoadedModel::load(dir + "/ens/model.safetensors");
+  CHECK(ens.networks[1]->config().context_length == 16);
+  CHECK(ens.networks[1]->config().patch_len == ens.networks[0]->config().patch_len);
+  fs::remove_all(dir);
 }

@@ -1,5 +1,6 @@
 #pragma once
-// A seed ensemble: train.ensemble = K networks of one config, trained one after another
+// A seed ensemble: train.ensemble = K networks of one config (each reading its own length of
+// context with train.ensemble_contexts), trained one after another
 // from seeds seed, seed + s, ..., seed + (K - 1) s (s = kEnsembleSeedStride), each with
 // its own early stopping on the validation split; the model's forecast is the mean of
 // theirs. Why: on small data a single network's test error depends on its seed more

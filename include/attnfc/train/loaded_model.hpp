@@ -19,8 +19,9 @@
 
 namespace attnfc::train {
 
-// The networks of one trained model: one, or the members of an ensemble (same config,
-// different seeds), whose forecast is the mean of the members' forecasts.
+// The networks of one trained model: one, or the members of an ensemble (one config up to
+// each member's context length, different seeds), whose forecast is the mean of the
+// members' forecasts.
 using Members = std::vector<const model::PatchTransformer*>;
 
 // Wraps a model as a BatchForecaster over scaled samples (contexts [count, L, C] and their
