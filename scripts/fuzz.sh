@@ -104,7 +104,7 @@ for t in $targets; do
       build checkpoint fuzz/fuzz_checkpoint.cpp "${base_srcs[@]}" "${model_srcs[@]}"
       seed_checkpoint "$out/corpus-$t"; extra[$t]="-max_len=16384" ;;
     config)
-      build config fuzz/fuzz_config.cpp src/train/run_config.cpp src/train/split_config.cpp \
+      build config fuzz/fuzz_config.cpp src/train/run_config*.cpp src/train/split_config.cpp \
         src/train/auto_sizes.cpp \
         src/data/*.cpp \
         "${base_srcs[@]}" "${model_srcs[@]}"
