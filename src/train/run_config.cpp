@@ -1,9 +1,5 @@
 #include "attnfc/train/run_config.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
-
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/data/time.hpp"

@@ -1,7 +1,8 @@
-// The run's configuration written back as JSON (config.json of every run folder): every
-// key with its resolved value, so a run can be repeated from its folder alone. Keys added
-// since the first release are written only when set, so older runs' files keep their bytes.
-#include "attnfc/base/json_parse.hpp"
+// The run's configuration written back as JSON (config.json of every run folder): each key
+// with its resolved value, so a run can be repeated from its folder alone. Some keys added
+// later (covariates, number format, panels, ensemble_contexts) are written only when set,
+// so the config.json of a run that does not use them keeps the bytes it had before them.
+#include "attnfc/base/enum_names.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/train/run_config.hpp"
 
