@@ -40,7 +40,7 @@ TEST_CASE("schema: every data key the parser writes is in configs/schema.json") 
   }
   // The shipped configs use only keys the schema knows.
   for (const char* name : {"pollution_both.json", "pollution_calendar.json", "m4_hourly.json",
-                           "m4_hourly_quantiles.json"}) {
+                           "m4_hourly_quantiles.json", "m4_hourly_intervals.json"}) {
     const nlohmann::json j = load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/" + name);
     for (const auto& [key, value] : j["data"].items()) {
       CAPTURE(name);
