@@ -2,13 +2,13 @@
 // trained horizon, and attention maps for inspection.
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "inference_graph.hpp"
 #include "inputs.hpp"
 
 namespace attnfc::model {
@@ -80,34 +80,6 @@ detail::SeriesView context_view(int64_t count, int64_t L, int64_t C, const float
   return view;
 }
 
-// The graph of this thread's forecasts, kept between calls. Validation, evaluate and
-// backtests call forecast once per batch; a fresh graph grew its arena from 1 MB and
-// handed it back each time, so every batch page-faulted its whole arena anew (ETTh1 M,
-// evaluate of 2785 windows at batch 64: 26.8 s, against 3.6 s at batch 16; AMD EPYC,
-// Zen 5 class). Kept, the arena settles at the largest batch's peak and is reused. A
-// forecast nested inside another (none today) gets a graph of its own.
-class InferenceGraph {
- public:
-  InferenceGraph() : fresh_(in_use_ ? std::make_unique<ag::Graph>() : nullptr) {
-    if (!fresh_) in_use_ = true;
-  }
-  ~InferenceGraph() {
-    if (!fresh_) in_use_ = false;
-  }
-  InferenceGraph(const InferenceGraph&) = delete;
-  InferenceGraph& operator=(const InferenceGraph&) = delete;
-  ag::Graph& get() { return fresh_ ? *fresh_ : kept(); }
-
- private:
-  static ag::Graph& kept() {
-    thread_local ag::Graph graph;
-    return graph;
-  }
-  static thread_local bool in_use_;
-  std::unique_ptr<ag::Graph> fresh_;
-};
-thread_local bool InferenceGraph::in_use_ = false;
-
 }  // namespace
 
 std::vector<float> PatchTransformer::forecast(const float* context, const uint8_t* observed,
@@ -136,7 +108,7 @@ std::vector<float> PatchTransformer::forecast(const float* context, const uint8_
   // whole predict, 256 took 152 MB and were slower (bits do not depend on the chunk).
   constexpr int64_t kChunk = 128;
   ag::NoGradScope no_grad;
-  InferenceGraph inference;
+  detail::InferenceGraph inference;
   ag::Graph& graph = inference.get();
   ag::GraphScope scope(graph);
   std::vector<float> ctx;

@@ -7,6 +7,7 @@
 
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/model/patch_transformer.hpp"
+#include "inference_graph.hpp"
 #include "inputs.hpp"
 
 namespace attnfc::model {
@@ -15,7 +16,9 @@ std::vector<float> PatchTransformer::median_errors(const SampleBatch& batch) con
   const int64_t H = config_.horizon, C = config_.token_channels();
   const int64_t Q = config_.levels(), m = config_.median_level();
   ag::NoGradScope no_grad;
-  ag::Graph graph;
+  detail::InferenceGraph inference;  // reused across the batches: no arena to fault in anew
+  ag::Graph& graph = inference.get();
+  graph.reset();
   ag::GraphScope scope(graph);
   const detail::SeriesView view = detail::view_of(batch, config_, true);
   ag::Tensor targets, mask;  // [B, 1, H, C]
