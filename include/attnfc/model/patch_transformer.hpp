@@ -128,6 +128,8 @@ class PatchTransformer {
                                bool last_only, std::vector<ag::Tensor>* attention) const;
   ag::Tensor forward_prepared(const detail::Prepared& inputs, const ForwardOptions& options,
                               bool last_only, std::vector<ag::Tensor>* attention) const;
+  bool head_is_zero() const;
+  ag::Tensor bias_only_head(int64_t B, int64_t n) const;
   // The embedding and the blocks: [B, N, d] ([B, 1, d] when last_block_short: the final
   // block at the last position only, its keys and values at every position).
   ag::Tensor encode(const detail::Prepared& inputs, const ForwardOptions& options,
