@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -65,10 +66,59 @@ void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t*
 
 }  // namespace
 
+namespace {
+
+// One forecaster through a pass: its scores, the part of its last window, its forecasts of
+// the current batch [batch, H, C].
+struct Running {
+  Scores sc;
+  size_t current;
+  std::vector<float> out, level_scratch;
+};
+
+// Forecaster j's forecasts of the batch's `count` windows into run[j].out (and its levels):
+// its own pass, or its base's outputs (and adjusted levels) for a twin.
+void forecast_batch(const std::vector<NamedForecaster>& all, std::vector<Running>& run, size_t j,
+                    const SampleBatch& batch, int64_t count) {
+  const NamedForecaster& f = all[j];
+  if (f.base < 0) {
+    f.forecast(batch, run[j].out.data());
+    return;
+  }
+  const auto b = static_cast<size_t>(f.base);
+  run[j].out = run[b].out;
+  *f.levels = *all[b].levels;
+  f.adjust_levels(f.levels->data(), count);
+}
+
+// A forecaster's scores over every window, once its last window is in.
+ScoredModel totals(const NamedForecaster& f, const Scores& sc) {
+  ScoredModel m{f.name, sc.all_scaled.result(), sc.all_orig.result(),
+                {},     sc.by_scaled.result(),  sc.by_orig.result()};
+  if (sc.intervals) m.intervals = sc.intervals->result();
+  return m;
+}
+
+void check_twins(const std::vector<NamedForecaster>& all) {
+  for (size_t j = 0; j < all.size(); ++j) {
+    const NamedForecaster& f = all[j];
+    if (f.base < 0) continue;
+    const bool ok = static_cast<size_t>(f.base) < j && f.levels && f.adjust_levels &&
+                    all[static_cast<size_t>(f.base)].levels &&
+                    all[static_cast<size_t>(f.base)].quantiles == f.quantiles;
+    if (!ok)
+      throw std::logic_error("evaluate_parts: " + f.name +
+                             " is a twin of no earlier quantile forecaster with its levels");
+  }
+}
+
+}  // namespace
+
 PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
                            int context, int horizon, int64_t batch,
                            const std::vector<NamedForecaster>& forecasters, bool per_part,
                            const std::atomic<bool>* stop) {
+  check_twins(forecasters);
   const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
   std::vector<data::RowRange> ranges;
   for (const EvalPart& p : parts) ranges.push_back(p.rows);
@@ -83,61 +133,62 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);
   data::reserve_known(scaled, samples);
-  std::vector<float> out(static_cast<size_t>(batch) * H * C);
   std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
   PanelScores result;
   if (per_part) result.per_part.resize(parts.size());
-  for (const auto& f : forecasters) {
-    const size_t first_part = windows.window(0).part;
-    Scores sc = start_scores(f, parts[first_part], H, C);
-    std::vector<float> level_scratch;
-    size_t current = first_part;
-    const auto open_part = [&](size_t p) {
-      if (per_part)
-        sc.part = {MetricAccumulator(H, C, parts[p].mase_scaled),
-                   MetricAccumulator(H, C, parts[p].mase_original)};
-    };
-    const auto close_part = [&] {
-      if (per_part)
-        result.per_part[current].push_back(
-            {f.name, sc.part[0].result(), sc.part[1].result(), {}, {}, {}});
-    };
-    open_part(current);
-    for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
-      if (stop && stop->load()) throw ScoringInterrupted();
-      const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
-      f.forecast(samples.view(b), out.data());
+  const size_t first_part = windows.window(0).part;
+  std::vector<Running> run;
+  for (const auto& f : forecasters)
+    run.push_back({start_scores(f, parts[first_part], H, C),
+                   first_part,
+                   std::vector<float>(static_cast<size_t>(batch) * H * C),
+                   {}});
+  const auto open_part = [&](Running& r) {
+    if (per_part)
+      r.sc.part = {MetricAccumulator(H, C, parts[r.current].mase_scaled),
+                   MetricAccumulator(H, C, parts[r.current].mase_original)};
+  };
+  const auto close_part = [&](const NamedForecaster& f, Running& r) {
+    if (per_part)
+      result.per_part[r.current].push_back(
+          {f.name, r.sc.part[0].result(), r.sc.part[1].result(), {}, {}, {}});
+  };
+  for (Running& r : run) open_part(r);
+  for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
+    if (stop && stop->load()) throw ScoringInterrupted();
+    const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
+    for (size_t j = 0; j < forecasters.size(); ++j) {
+      const NamedForecaster& f = forecasters[j];
+      Running& r = run[j];
+      forecast_batch(forecasters, run, j, samples.view(b), b);
       for (int64_t i = 0; i < b; ++i) {
         const data::WindowRef w = windows.window(static_cast<size_t>(first + i));
-        if (w.part != current) {
-          close_part();
-          current = w.part;
-          open_part(current);
-          sc.all_scaled.next_series(parts[current].mase_scaled);
-          sc.all_orig.next_series(parts[current].mase_original);
-          if (sc.intervals) sc.intervals->next_series(parts[current].mase_original);
+        if (w.part != r.current) {
+          close_part(f, r);
+          r.current = w.part;
+          open_part(r);
+          r.sc.all_scaled.next_series(parts[r.current].mase_scaled);
+          r.sc.all_orig.next_series(parts[r.current].mase_original);
+          if (r.sc.intervals) r.sc.intervals->next_series(parts[r.current].mase_original);
         }
         const size_t at = static_cast<size_t>(i) * H * C;
         try {
-          add_window(sc, &out[at], &samples.target_values[at], &samples.target_observed[at],
-                     parts[current], H, forecast_orig, actual_orig);
-          if (sc.intervals)
-            add_levels(sc, f, i, H, C, actual_orig.data(), &samples.target_observed[at],
-                       parts[current], level_scratch);
+          add_window(r.sc, &r.out[at], &samples.target_values[at], &samples.target_observed[at],
+                     parts[r.current], H, forecast_orig, actual_orig);
+          if (r.sc.intervals)
+            add_levels(r.sc, f, i, H, C, actual_orig.data(), &samples.target_observed[at],
+                       parts[r.current], r.level_scratch);
         } catch (const std::runtime_error& e) {
           throw std::runtime_error(f.name + ": window starting at row " +
                                    std::to_string(w.start_row) + ": " + e.what());
         }
       }
     }
-    close_part();
-    result.all.push_back({f.name,
-                          sc.all_scaled.result(),
-                          sc.all_orig.result(),
-                          {},
-                          sc.by_scaled.result(),
-                          sc.by_orig.result()});
-    if (sc.intervals) result.all.back().intervals = sc.intervals->result();
+  }
+  for (size_t j = 0; j < forecasters.size(); ++j) {
+    Running& r = run[j];
+    close_part(forecasters[j], r);
+    result.all.push_back(totals(forecasters[j], r.sc));
   }
   return result;
 }

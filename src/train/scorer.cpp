@@ -153,14 +153,23 @@ std::string Scorer::describe_part(const std::string& part, int64_t windows) cons
 
 namespace {
 
-// The model's forecaster; a quantile model's also fills its levels (calibrated by `cal`
-// when given), scored as intervals.
-NamedForecaster quantile_aware(const std::string& name, const Members& m, int C,
-                               const Calibration* cal = nullptr) {
+// The model's forecaster; a quantile model's also fills its levels, scored as intervals.
+NamedForecaster quantile_aware(const std::string& name, const Members& m, int C) {
   const model::ModelConfig& cfg = m.front()->config();
   if (cfg.levels() == 1) return {name, model_forecaster(m, C), {}, nullptr};
   auto levels = std::make_shared<std::vector<float>>();
-  return {name, model_forecaster(m, C, 0, levels.get(), cal), cfg.quantiles, levels};
+  return {name, model_forecaster(m, C, 0, levels.get()), cfg.quantiles, levels};
+}
+
+// "attnfc-calibrated": forecaster `base` of `all` (the raw model) with `cal` applied to
+// its levels, so scoring both costs one forward pass (evaluate_parts' twins).
+NamedForecaster calibrated_twin(const std::vector<NamedForecaster>& all, int base,
+                                const Calibration& cal, int H) {
+  NamedForecaster twin{"attnfc-calibrated", nullptr, all[static_cast<size_t>(base)].quantiles,
+                       std::make_shared<std::vector<float>>()};
+  twin.base = base;
+  twin.adjust_levels = [&cal, H](float* levels, int64_t count) { cal.apply(levels, count, H); };
+  return twin;
 }
 
 }  // namespace
@@ -218,7 +227,7 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
                                 nlohmann::json* per_series, const Calibration* cal) const {
   const int C = static_cast<int>(series_->num_channels());
   std::vector<NamedForecaster> all{quantile_aware("attnfc", model, C)};
-  if (cal) all.push_back(quantile_aware("attnfc-calibrated", model, C, cal));
+  if (cal) all.push_back(calibrated_twin(all, 0, *cal, horizon_));
   if (!linear_start.empty()) all.push_back(quantile_aware("linear-start", linear_start, C));
   if (score_baselines_) add_baselines(model.front()->config().quantiles, all);
   nlohmann::json out = {{"seasonal_period", period_}};

@@ -38,6 +38,13 @@ struct NamedForecaster {
   // every level of every window, [count, H, Q, C] in scaled units (model_forecaster's).
   std::vector<float> quantiles;
   std::shared_ptr<std::vector<float>> levels;
+  // A twin of an earlier quantile forecaster of the same list (its index): base's point
+  // forecasts, and base's levels passed through adjust_levels(levels, count), with no
+  // forward pass of its own (a calibrated model beside its raw self). `forecast` stays
+  // empty; only evaluate_parts, which runs every forecaster on a batch before the next
+  // batch, honours it.
+  int base = -1;
+  std::function<void(float* levels, int64_t count)> adjust_levels;
 };
 
 struct ScoredModel {
@@ -78,10 +85,11 @@ struct PanelScores {
 };
 
 // evaluate_windows over several parts (a panel's series), windows batched across parts in
-// part order. The aggregate metrics are means over all windows (each window weighs the
-// same, whichever series it comes from), except MASE: the mean over series of each series'
-// MASE, as M4 reports it. Parts without a complete window are left out; InputError when no
-// part has one.
+// part order, each batch cut once and handed to every forecaster in list order. The
+// aggregate metrics are means over all windows (each window weighs the same, whichever
+// series it comes from), except MASE: the mean over series of each series' MASE, as M4
+// reports it. Parts without a complete window are left out; InputError when no part has
+// one.
 PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
                            int context, int horizon, int64_t batch,
                            const std::vector<NamedForecaster>& forecasters, bool per_part,
