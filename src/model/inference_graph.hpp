@@ -11,7 +11,7 @@ namespace attnfc::model::detail {
 // a fresh graph grew its arena from 1 MB and handed it back each time, so every batch
 // page-faulted its whole arena anew (ETTh1 M, evaluate of 2785 windows at batch 64:
 // 26.8 s, against 3.6 s at batch 16; M4's quantile start of 16384 windows at context 504:
-// 29 s against 7 s at one thread; AMD EPYC, Zen 5 class). Kept, the arena settles at the
+// 29 s against 5 s at one thread; AMD EPYC, Zen 5 class). Kept, the arena settles at the
 // largest batch's peak and is reused. A pass nested inside another (none today) gets a
 // graph of its own.
 class InferenceGraph {

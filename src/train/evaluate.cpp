@@ -64,10 +64,6 @@ void add_window(Scores& sc, const float* fc, const float* actual, const uint8_t*
   if (!sc.part.empty()) sc.part[1].add(fc_orig.data(), actual_orig.data(), counted);
 }
 
-}  // namespace
-
-namespace {
-
 // One forecaster through a pass: its scores, the part of its last window, its forecasts of
 // the current batch [batch, H, C].
 struct Running {
