@@ -24,7 +24,8 @@ std::vector<float> positions(const PatchTransformer& m, const std::vector<float>
   ag::Graph g;
   ag::GraphScope scope(g);
   const ModelConfig& c = m.config();
-  const SampleBuffers s = model_test::samples_from_windows(ctx, B, c.context_length, 0, 1);
+  const SampleBuffers s =
+      model_test::samples_from_windows(ctx, B, c.context_length, 0, c.token_channels());
   const ag::Tensor out = m.forward(s.view(B), model::ForwardOptions{full, 0});
   return std::vector<float>(out.data(), out.data() + out.numel());
 }
@@ -32,7 +33,7 @@ std::vector<float> positions(const PatchTransformer& m, const std::vector<float>
 }  // namespace
 
 TEST_CASE("zero head: forecasts without the encoder are the full forward's bits") {
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 5; ++variant) {
     CAPTURE(variant);
     ModelConfig c = model_test::micro_config();
     c.context_length = 48;
@@ -40,19 +41,23 @@ TEST_CASE("zero head: forecasts without the encoder are the full forward's bits"
     c.horizon = 5;
     c.d_model = 32;
     if (variant % 2) c.quantiles = {0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
-    if (variant >= 2) c.linear_lookback = 48;
+    if (variant == 2 || variant == 3) c.linear_lookback = 48;
+    if (variant == 4) {  // three channels a token: the head writes Q H C values a position
+      c.channel_mode = ChannelMode::kMixed;
+      c.channels = 3;
+    }
     ag::ParameterSet params;
     PatchTransformer m(c, params, 3);
     model_test::randomize(params, 6, 0.5f);
     for (const auto& p : params.all())  // the head's weight only: its bias stays random
       if (p.name == "head.weight") std::fill_n(p.tensor.data(), p.tensor.numel(), 0.0f);
     const int64_t B = 9, L = c.context_length;
-    const std::vector<float> ctx = model_test::make_series(B * L, 1, 5);
+    const std::vector<float> ctx = model_test::make_series(B * L, c.token_channels(), 5);
     const std::vector<float> fast = positions(m, ctx, B, false);
     const std::vector<float> full = positions(m, ctx, B, true);
     REQUIRE(fast.size() == full.size());
     CHECK(std::memcmp(fast.data(), full.data(), fast.size() * sizeof(float)) == 0);
     // Not a vacuous match: the bias and the shortcut move the forecasts off the last value.
-    CHECK(fast[0] != ctx[L - 1]);
+    CHECK(fast[0] != ctx[(L - 1) * c.token_channels()]);
   }
 }
