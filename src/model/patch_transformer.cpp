@@ -222,15 +222,9 @@ bool PatchTransformer::head_is_zero() const {
   return std::all_of(w, w + head_.weight.numel(), [](float v) { return v == 0.0f; });
 }
 
-// The head's output when its weight is zero: its bias + 0 at every position, [B, n, Q H C].
+// The head's output when its weight is zero: 0 + its bias at every position, [B, n, Q H C].
 ag::Tensor PatchTransformer::bias_only_head(int64_t B, int64_t n) const {
-  const int64_t width = head_.bias.numel();
-  ag::Tensor raw = ag::empty({B, n, width});
-  const float* b = head_.bias.data();
-  float* out = raw.data();
-  for (int64_t r = 0; r < B * n; ++r)
-    for (int64_t i = 0; i < width; ++i) out[r * width + i] = b[i] + 0.0f;
-  return raw;
+  return ag::add(ag::zeros({B, n, head_.bias.numel()}), head_.bias);
 }
 
 // raw [B, n_out, Q * H * C], level-major (level j's H steps and C channels contiguous: the

@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/base/sample.hpp"
 #include "attnfc/kernels/random.hpp"
 #include "attnfc/model/config.hpp"
+#include "attnfc/model/patch_transformer.hpp"
 
 namespace model_test {
 
@@ -73,6 +75,22 @@ inline attnfc::SampleBuffers samples_from_windows(const std::vector<float>& wind
         (t < L ? s.context_observed : s.target_observed)[dst] = obs;
       }
   return s;
+}
+
+// Every position's forecasts [B, N, Q H C] of B contexts [B, L, C] (observed: 0/1 marks of
+// the same shape, nullptr = all observed), through forward() without gradients.
+inline std::vector<float> forward_positions(const attnfc::model::PatchTransformer& m,
+                                            const std::vector<float>& contexts, int64_t B,
+                                            const attnfc::model::ForwardOptions& options = {},
+                                            const std::vector<float>* observed = nullptr) {
+  attnfc::ag::NoGradScope no_grad;
+  attnfc::ag::Graph g;
+  attnfc::ag::GraphScope scope(g);
+  const attnfc::model::ModelConfig& c = m.config();
+  const attnfc::SampleBuffers s =
+      samples_from_windows(contexts, B, c.context_length, 0, c.token_channels(), observed);
+  const attnfc::ag::Tensor out = m.forward(s.view(B), options);
+  return std::vector<float>(out.data(), out.data() + out.numel());
 }
 
 // Fills the KnownInputs the cross-attention decoder of `cfg` reads (none for the linear

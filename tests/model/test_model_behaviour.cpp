@@ -19,17 +19,6 @@ using model::PatchTransformer;
 
 namespace {
 
-std::vector<float> positions(const PatchTransformer& m, const std::vector<float>& ctx,
-                             const std::vector<float>& obs, int64_t B) {
-  ag::NoGradScope ng;
-  ag::Graph g;
-  ag::GraphScope scope(g);
-  const ModelConfig& c = m.config();
-  const int64_t L = c.context_length, C = c.token_channels();
-  const ag::Tensor out = m.forward(model_test::samples_from_windows(ctx, B, L, 0, C, &obs).view(B));
-  return std::vector<float>(out.data(), out.data() + out.numel());
-}
-
 void check_causal(const ModelConfig& cfg) {
   ag::ParameterSet params;
   PatchTransformer m(cfg, params, 3);
@@ -39,7 +28,7 @@ void check_causal(const ModelConfig& cfg) {
   const int64_t N = cfg.num_patches(), per_pos = cfg.horizon * C;
   std::vector<float> ctx = model_test::make_series(B * L, C, 1);
   std::vector<float> obs(ctx.size(), 1.0f);
-  const std::vector<float> base = positions(m, ctx, obs, B);
+  const std::vector<float> base = model_test::forward_positions(m, ctx, B, {}, &obs);
   for (int64_t t = 0; t < L; ++t) {
     for (int kind = 0; kind < 2; ++kind) {  // change the value, or mark it missing
       std::vector<float> c2 = ctx, o2 = obs;
@@ -48,7 +37,7 @@ void check_causal(const ModelConfig& cfg) {
         c2[k] += 5.0f;
       else
         o2[k] = 0.0f;
-      const std::vector<float> out = positions(m, c2, o2, B);
+      const std::vector<float> out = model_test::forward_positions(m, c2, B, {}, &o2);
       // The first token whose steps reach t: tokens end at n S + P.
       const int64_t first_affected = t < P ? 0 : (t - P) / S + 1;
       // Window 0 is untouched; window 1 positions before the change are bit-identical.
@@ -139,7 +128,7 @@ TEST_CASE("loss: all positions vs last position match the forward's predictions"
       ctx.insert(ctx.end(), win.begin() + b * (L + H), win.begin() + b * (L + H) + L);
       fut.insert(fut.end(), win.begin() + b * (L + H) + L, win.begin() + (b + 1) * (L + H));
     }
-    const std::vector<float> pred = positions(m, ctx, std::vector<float>(ctx.size(), 1.0f), B);
+    const std::vector<float> pred = model_test::forward_positions(m, ctx, B);
     double sum = 0;
     int64_t count = 0;
     for (int64_t b = 0; b < B; ++b) {
@@ -185,7 +174,7 @@ TEST_CASE("forecast computes the final block at the last position only: the same
     model_test::randomize(params, 5, 0.3f);
     const int64_t B = 37, L = c.context_length, H = c.horizon, N = c.num_patches();
     const std::vector<float> ctx = model_test::make_series(B * L, 1, 4);
-    const std::vector<float> all = positions(m, ctx, std::vector<float>(ctx.size(), 1.0f), B);
+    const std::vector<float> all = model_test::forward_positions(m, ctx, B);
     const std::vector<float> last = m.forecast(ctx.data(), nullptr, B, L);
     REQUIRE(last.size() == static_cast<size_t>(B * H));
     int differ = 0;

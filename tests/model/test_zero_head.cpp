@@ -6,31 +6,12 @@
 #include <cstring>
 #include <vector>
 
-#include "attnfc/autograd/graph.hpp"
 #include "attnfc/model/patch_transformer.hpp"
 #include "model_test_util.hpp"
 
 using namespace attnfc;
 using model::ModelConfig;
 using model::PatchTransformer;
-
-namespace {
-
-// Every position's forecasts [B, N, Q H C]; `full` runs the forward in training mode
-// (dropout 0 here, so the same arithmetic), which never takes the shortcut.
-std::vector<float> positions(const PatchTransformer& m, const std::vector<float>& ctx, int64_t B,
-                             bool full) {
-  ag::NoGradScope ng;
-  ag::Graph g;
-  ag::GraphScope scope(g);
-  const ModelConfig& c = m.config();
-  const SampleBuffers s =
-      model_test::samples_from_windows(ctx, B, c.context_length, 0, c.token_channels());
-  const ag::Tensor out = m.forward(s.view(B), model::ForwardOptions{full, 0});
-  return std::vector<float>(out.data(), out.data() + out.numel());
-}
-
-}  // namespace
 
 TEST_CASE("zero head: forecasts without the encoder are the full forward's bits") {
   for (int variant = 0; variant < 5; ++variant) {
@@ -53,8 +34,9 @@ TEST_CASE("zero head: forecasts without the encoder are the full forward's bits"
       if (p.name == "head.weight") std::fill_n(p.tensor.data(), p.tensor.numel(), 0.0f);
     const int64_t B = 9, L = c.context_length;
     const std::vector<float> ctx = model_test::make_series(B * L, c.token_channels(), 5);
-    const std::vector<float> fast = positions(m, ctx, B, false);
-    const std::vector<float> full = positions(m, ctx, B, true);
+    // Training mode (dropout 0 here, so the same arithmetic) never takes the shortcut.
+    const std::vector<float> fast = model_test::forward_positions(m, ctx, B);
+    const std::vector<float> full = model_test::forward_positions(m, ctx, B, {true, 0});
     REQUIRE(fast.size() == full.size());
     CHECK(std::memcmp(fast.data(), full.data(), fast.size() * sizeof(float)) == 0);
     // Not a vacuous match: the bias and the shortcut move the forecasts off the last value.

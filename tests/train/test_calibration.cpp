@@ -15,20 +15,16 @@
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/evaluate.hpp"
 
+#include "../support/hourly_series.hpp"
+
 using namespace attnfc;
 using namespace attnfc::train;
 
 namespace {
 
 data::TimeSeries gaussian_series(size_t rows) {
-  data::TimeSeries s;
-  s.channels = {"y"};
-  for (size_t t = 0; t < rows; ++t) {
-    s.timestamps.push_back(static_cast<int64_t>(3600 * t));
-    s.values.push_back(2.0f * kernels::random_normal(41, t));
-  }
-  s.observed.assign(rows, 1);
-  return s;
+  return attnfc_test::hourly_series(rows,
+                                    [](size_t t) { return 2.0f * kernels::random_normal(41, t); });
 }
 
 // Point 0 and levels (-1.5, -1, 0, 1, 1.5) for (0.025, 0.1, 0.5, 0.9, 0.975), every step:

@@ -13,22 +13,17 @@
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/evaluate.hpp"
 
+#include "../support/hourly_series.hpp"
+
 using namespace attnfc;
 using namespace attnfc::train;
 
 namespace {
 
 data::TimeSeries walk(size_t rows) {
-  data::TimeSeries s;
-  s.channels = {"y"};
   float level = 0;
-  for (size_t t = 0; t < rows; ++t) {
-    level += kernels::random_normal(7, t);
-    s.timestamps.push_back(static_cast<int64_t>(3600 * t));
-    s.values.push_back(level);
-  }
-  s.observed.assign(rows, 1);
-  return s;
+  return attnfc_test::hourly_series(
+      rows, [&level](size_t t) { return level += kernels::random_normal(7, t); });
 }
 
 const std::vector<float> kLevels{0.025f, 0.1f, 0.5f, 0.9f, 0.975f};

@@ -17,6 +17,8 @@
 #include "attnfc/train/quantile_start.hpp"
 #include "attnfc/train/run_config.hpp"
 
+#include "../support/hourly_series.hpp"
+
 using namespace attnfc;
 using namespace attnfc::train;
 
@@ -39,14 +41,8 @@ model::ModelConfig small_config() {
 }
 
 data::TimeSeries gaussian_series(size_t rows) {
-  data::TimeSeries s;
-  s.channels = {"y"};
-  for (size_t t = 0; t < rows; ++t) {
-    s.timestamps.push_back(static_cast<int64_t>(3600 * t));
-    s.values.push_back(5.0f + 2.0f * kernels::random_normal(97, t));
-  }
-  s.observed.assign(rows, 1);
-  return s;
+  return attnfc_test::hourly_series(
+      rows, [](size_t t) { return 5.0f + 2.0f * kernels::random_normal(97, t); });
 }
 
 // Two-sided coverage of the intervals (level j, level Q-1-j), j = 0 (95%) and 1 (80%), of
