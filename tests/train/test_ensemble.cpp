@@ -284,3 +284,50 @@ TEST_CASE("ensemble_contexts: sizes chosen from the data are the ensemble's, not
   CHECK(ens.networks[1]->config().patch_len == ens.networks[0]->config().patch_len);
   fs::remove_all(dir);
 }
+
+TEST_CASE("ensemble_contexts: a member that sees no observed value abstains from that sample") {
+  const std::string dir = temp_dir("ensemble_contexts_abstain");
+  nlohmann::json j = config_for(write_csv(dir, 700));
+  j["model"]["quantiles"] = {0.1, 0.5, 0.9};
+  j["train"]["epochs"] = 1;
+  j["train"]["ensemble"] = 3;
+  j["train"]["ensemble_contexts"] = {32, 16};  // members: 32, 16, 32
+  REQUIRE(train::train(parse_run_config(j), {dir + "/ens"}).status ==
+          TrainResult::Status::kFinished);
+  const LoadedModel ens = LoadedModel::load(dir + "/ens/model.safetensors");
+  const int C = 2, L = 32, H = 8, B = 3, Q = 3;
+  SampleBuffers full(B, L, 0, C), gap(B, L, 0, C);
+  for (size_t i = 0; i < full.context_values.size(); ++i) {
+    full.context_values[i] = gap.context_values[i] = static_cast<float>(std::sin(0.3 * i));
+    full.context_observed[i] = gap.context_observed[i] = 1;
+  }
+  // Window 1, channel 0: its last 16 steps missing, so member 2 (16 steps) sees nothing.
+  for (int t = 16; t < L; ++t) gap.context_observed[(1 * L + t) * C + 0] = 0;
+  auto forecast = [&](const Members& members, const SampleBuffers& s, std::vector<float>& lv) {
+    std::vector<float> point(B * H * C);
+    model_forecaster(members, C, 0, &lv)(s.view(B), point.data());
+    return point;
+  };
+  std::vector<float> lv_full, lv_gap, lv1, lv3;
+  const std::vector<float> f_full = forecast(ens.members(), full, lv_full);
+  const std::vector<float> f_gap = forecast(ens.members(), gap, lv_gap);  // threw before
+  const LoadedModel m1 = LoadedModel::load(dir + "/ens/members/1/model.safetensors");
+  const LoadedModel m3 = LoadedModel::load(dir + "/ens/members/3/model.safetensors");
+  const std::vector<float> f1 = forecast(m1.members(), gap, lv1),
+                           f3 = forecast(m3.members(), gap, lv3);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int c = 0; c < C; ++c) {
+        const bool abstained = b == 1 && c == 0;
+        const int i = (b * H + h) * C + c;
+        CHECK(f_gap[i] == (abstained ? (f1[i] + f3[i]) / 2.0f : f_full[i]));
+        for (int q = 0; q < Q; ++q) {
+          const int k = ((b * H + h) * Q + q) * C + c;
+          CHECK(lv_gap[k] == (abstained ? (0.0f + lv1[k] + lv3[k]) / 2.0f : lv_full[k]));
+        }
+      }
+  // With nothing observed in all 32 steps no member can forecast: one clear error.
+  for (int t = 0; t < L; ++t) gap.context_observed[(1 * L + t) * C + 0] = 0;
+  CHECK_THROWS_AS(forecast(ens.members(), gap, lv_gap), InputError);
+  fs::remove_all(dir);
+}
