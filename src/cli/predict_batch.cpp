@@ -91,6 +91,13 @@ std::vector<std::vector<float>> forecast_windows(const train::LoadedModel& lm, i
                      std::to_string(lm.context()) +
                      " rows; expected finite values (are they far outside the range the model "
                      "was trained on?)");
+  } catch (const model::UnobservedContext& e) {
+    const data::TimeSeries& series = *windows[e.window()].series;
+    const std::string what =
+        e.channel() >= 0 ? "column '" + series.channels[e.channel()] + "'" : "every column";
+    throw InputError(*windows[e.window()].label + ": " + what + " is missing in all of the last " +
+                     std::to_string(e.steps()) + " rows, which " + lm.path +
+                     " reads; expected at least one value there");
   }
   std::vector<std::vector<float>> out;
   out.reserve(windows.size());

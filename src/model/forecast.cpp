@@ -46,9 +46,7 @@ void gather_context(const float* context, const uint8_t* observed, int64_t first
       }
     }
     if (seen == 0) {
-      throw InputError("forecast: window " + std::to_string(w) +
-                       " has no observed value in its last " + std::to_string(L) +
-                       " steps; expected at least one");
+      throw UnobservedContext(w, L);
     }
   }
 }

@@ -181,6 +181,9 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
     } catch (const model::NonFiniteForecast& e) {
       // Channel-independent: sample b * C + c is channel c of window b.
       throw model::NonFiniteForecast(mixed ? e.window() : e.window() / C);
+    } catch (const model::UnobservedContext& e) {
+      if (mixed) throw;
+      throw model::UnobservedContext(e.window() / C, e.steps(), e.window() % C);
     }
     std::vector<float>& f = sums.point;
     divide_by_count(f, sums.count);

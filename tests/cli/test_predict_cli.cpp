@@ -346,3 +346,19 @@ TEST_CASE("predict: a forecast that overflows names the input, never writes NaN"
                 r.out);
   CHECK_FALSE(fs::exists(trained().dir + "/huge/fc.csv"));
 }
+
+TEST_CASE("predict: a column missing in every row the model reads is named, exit 2") {
+  const Trained& t = trained();
+  std::ifstream in(t.csv);
+  std::string text, line;
+  for (int row = 0; row <= 100 && std::getline(in, line); ++row)             // header + 100 rows
+    text += (row > 60 ? line.substr(0, line.rfind(',') + 1) : line) + "\n";  // OT empty
+  const std::string csv = t.write("gap/in.csv", text);
+  const Split r = predict("--input " + csv + " --output " + t.dir + "/gap/fc.csv");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(
+      contains(r.err, csv + ": column 'OT' is missing in all of the last 32 rows, which " +
+                          t.model + " reads; expected at least one value there"),
+      r.err);
+  CHECK_FALSE(fs::exists(t.dir + "/gap/fc.csv"));
+}

@@ -24,6 +24,7 @@
 
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/autograd/tensor.hpp"
+#include "attnfc/base/error.hpp"
 #include "attnfc/base/sample.hpp"
 #include "attnfc/model/config.hpp"
 #include "attnfc/nn/attention.hpp"
@@ -44,6 +45,27 @@ class NonFiniteForecast : public std::runtime_error {
 
  private:
   int64_t window_;
+};
+
+// What forecast throws when a window's context holds no observed value at all: an input
+// error (exit 2), with the window's index in the call so that a caller can name the series
+// and, for a channel-independent model, the column (see train::model_forecaster).
+class UnobservedContext : public InputError {
+ public:
+  UnobservedContext(int64_t window, int64_t steps, int64_t channel = -1)
+      : InputError("forecast: window " + std::to_string(window) +
+                   (channel >= 0 ? ", channel " + std::to_string(channel) : std::string()) +
+                   " has no observed value in its last " + std::to_string(steps) +
+                   " steps; expected at least one"),
+        window_(window),
+        steps_(steps),
+        channel_(channel) {}
+  int64_t window() const { return window_; }
+  int64_t steps() const { return steps_; }
+  int64_t channel() const { return channel_; }  // -1: every channel of the window
+
+ private:
+  int64_t window_, steps_, channel_;
 };
 
 namespace detail {
