@@ -55,13 +55,16 @@ WindowSampler::WindowSampler(const TimeSeries& series, std::vector<RowRange> par
     first_window_.push_back(windows_per_channel_);
     windows_per_channel_ += count_windows(rows, context + horizon);
   }
-  const size_t per_window = mode == ChannelMode::kMixed ? 1 : series.num_channels();
-  order_.resize(windows_per_channel_ * per_window);
   reset_order();
 }
 
 void WindowSampler::reset_order() {
+  order_.resize(all_windows());  // after keep_windows_with_context: every window again
   std::iota(order_.begin(), order_.end(), uint64_t{0});
+}
+
+size_t WindowSampler::all_windows() const {
+  return windows_per_channel_ * (mode_ == ChannelMode::kMixed ? 1 : series_->num_channels());
 }
 
 void WindowSampler::shuffle(uint64_t seed) {
@@ -78,6 +81,7 @@ void WindowSampler::draw_by_series(uint64_t seed) {
   for (size_t p = 0; p < parts_.size(); ++p)
     if (count_windows(parts_[p], context_ + horizon_) > 0) with_windows.push_back(p);
   if (with_windows.empty()) return;
+  order_.resize(all_windows());
   const uint64_t per_window = mode_ == ChannelMode::kMixed ? 1 : series_->num_channels();
   uint64_t counter = 0;
   for (uint64_t& id : order_) {
@@ -98,6 +102,29 @@ WindowRef WindowSampler::window(size_t position) const {
   const size_t part = static_cast<size_t>(
       std::upper_bound(first_window_.begin(), first_window_.end(), w) - first_window_.begin() - 1);
   return {parts_[part].begin + (w - first_window_[part]), channel, part};
+}
+
+size_t WindowSampler::keep_windows_with_context() {
+  const size_t nc = series_->num_channels();
+  if (std::all_of(series_->observed.begin(), series_->observed.end(),
+                  [](uint8_t o) { return o != 0; }))
+    return 0;
+  const uint8_t* observed = series_->observed.data();
+  const auto has_context = [&](const WindowRef& w) {
+    for (size_t k = 0; k < width_; ++k) {
+      bool seen = false;
+      for (size_t t = 0; t < context_ && !seen; ++t)
+        seen = observed[(w.start_row + t) * nc + w.channel + k] != 0;
+      if (!seen) return false;
+    }
+    return true;
+  };
+  size_t kept = 0;
+  for (size_t p = 0; p < order_.size(); ++p)
+    if (has_context(window(p))) order_[kept++] = order_[p];
+  const size_t removed = order_.size() - kept;
+  order_.resize(kept);
+  return removed;
 }
 
 size_t WindowSampler::fill_batch(size_t batch_index, SampleBuffers& out) const {

@@ -54,8 +54,13 @@ void seasonal_naive(const SampleBatch& s, int horizon, int period, float* out) {
       // Same phase in the last season the context saw: T + h - m * ceil(h / m).
       const int back = period * ((h + period - 1) / period);
       const int t = L - 1 + h - back;  // index into the context, 0-based
-      for (int c = 0; c < C; ++c)
-        o[(h - 1) * C + c] = static_cast<float>(last_observed(s, b, t, c));
+      for (int c = 0; c < C; ++c) {
+        double v = last_observed(s, b, t, c);
+        // Nothing observed up to that step (a gap across the context's start): the last
+        // observed value, as repeat-last takes it.
+        if (std::isnan(v)) v = last_observed(s, b, L - 1, c);
+        o[(h - 1) * C + c] = static_cast<float>(v);
+      }
     }
   }
 }

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "attnfc/base/error.hpp"
@@ -108,6 +111,18 @@ void check_twins(const std::vector<NamedForecaster>& all) {
   }
 }
 
+// Once per split: its windows whose context holds no observed value of some column, which
+// no forecaster can forecast and every one leaves out.
+void warn_unscored(const data::TimeSeries& scaled, const std::vector<data::RowRange>& ranges,
+                   size_t skipped, size_t total, int context) {
+  static std::set<std::pair<size_t, size_t>> warned;
+  if (!warned.emplace(ranges.front().begin, ranges.back().end).second) return;
+  spdlog::warn(
+      "{}: {} of {} windows over rows {}..{} are not scored: a column has no observed value in "
+      "their {} context steps (every forecaster leaves them out)",
+      scaled.source, skipped, total, ranges.front().begin, ranges.back().end, context);
+}
+
 }  // namespace
 
 PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
@@ -118,19 +133,24 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
   const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
   std::vector<data::RowRange> ranges;
   for (const EvalPart& p : parts) ranges.push_back(p.rows);
-  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(L), static_cast<size_t>(H),
-                                    ChannelMode::kMixed);
+  data::WindowSampler windows(scaled, ranges, static_cast<size_t>(L), static_cast<size_t>(H),
+                              ChannelMode::kMixed);
+  const size_t skipped = windows.keep_windows_with_context();
   const auto n = static_cast<int64_t>(windows.num_windows());
   if (n == 0)
-    throw InputError("evaluation: the split (rows " + std::to_string(ranges.front().begin) + ".." +
-                     std::to_string(ranges.back().end) + " of " + std::to_string(scaled.rows()) +
-                     ") holds no complete window of context " + std::to_string(L) + " + horizon " +
-                     std::to_string(H));
+    throw InputError(
+        "evaluation: the split (rows " + std::to_string(ranges.front().begin) + ".." +
+        std::to_string(ranges.back().end) + " of " + std::to_string(scaled.rows()) +
+        ") holds no complete window of context " + std::to_string(L) + " + horizon " +
+        std::to_string(H) +
+        (skipped ? " in which every column has an observed value in the context" : ""));
+  if (skipped > 0) warn_unscored(scaled, ranges, skipped, skipped + static_cast<size_t>(n), L);
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);
   data::reserve_known(scaled, samples);
   std::vector<float> actual_orig(static_cast<size_t>(H) * C), forecast_orig(actual_orig.size());
   PanelScores result;
+  result.unscored = static_cast<int64_t>(skipped);
   if (per_part) result.per_part.resize(parts.size());
   const size_t first_part = windows.window(0).part;
   std::vector<Running> run;

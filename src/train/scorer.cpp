@@ -140,8 +140,13 @@ double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
   return m.windows > 0 ? m.mse : std::nan("");
 }
 
-std::string Scorer::describe_part(const std::string& part, int64_t windows) const {
-  const std::string head = part + " split: " + std::to_string(windows) + " windows";
+std::string Scorer::describe_part(const std::string& part, int64_t windows,
+                                  int64_t unscored) const {
+  const std::string head =
+      part + " split: " + std::to_string(windows) + " windows" +
+      (unscored > 0 ? " (" + std::to_string(unscored) +
+                          " not scored: a column has no observed value in their context)"
+                    : "");
   if (split_.splits.size() > 1)
     return head + " over " + std::to_string(split_.splits.size()) + " series\n";
   const data::Split& sp = split_.splits.front();
@@ -248,7 +253,9 @@ nlohmann::json Scorer::evaluate(const Members& model, const Members& linear_star
     const PanelScores scored =
         evaluate_parts(scaled_, rows, context_, horizon_, batch_, all, per_series != nullptr, stop);
     out[part] = {{"windows", windows}, {"models", to_json(scored.all)}};
-    if (table) *table += describe_part(part, windows) + format_scores(scored.all) + "\n";
+    if (scored.unscored > 0) out[part]["unscored_windows"] = scored.unscored;
+    if (table)
+      *table += describe_part(part, windows, scored.unscored) + format_scores(scored.all) + "\n";
     if (breakdown_) out[part]["breakdown"] = breakdown_json(scored.all);
     if (split_.splits.size() == 1) {
       const data::Split& sp = split_.splits.front();

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "attnfc/base/safetensors.hpp"
 #include "cli_run.hpp"
 
@@ -150,4 +152,26 @@ TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)
   r = run_attnfc("train --config /dev/zero --out " + t.dir + "/zero_run");
   CHECK(r.code == 2);
   CHECK(contains(r.out, "character device"));
+}
+
+TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for every forecaster") {
+  const cli_test::ScratchDir scratch("attnfc_cli_gap_");
+  const std::string head = cli_test::write_etth1_head(scratch.dir, 701);
+  const std::string csv = scratch.dir + "/gap.csv";
+  {
+    std::ifstream in(head);
+    std::ofstream out(csv);
+    std::string line;
+    for (int row = -1; std::getline(in, line); ++row)  // OT (last column) empty in 600..650
+      out << (row >= 600 && row <= 650 ? line.substr(0, line.rfind(',') + 1) : line) << "\n";
+  }
+  // Test windows start at rows 538..650 (context 32, horizon 8): those of 600..619 see no
+  // OT. Before, seasonal-naive's NaN there ended the run with exit 1.
+  cli_test::train_micro_model(scratch.dir, csv, R"("missing": "interpolate",)");
+  const auto metrics = nlohmann::json::parse(slurp(scratch.dir + "/run/metrics.json"));
+  CHECK(metrics["test"]["windows"] == 113);
+  CHECK(metrics["test"]["unscored_windows"] == 20);
+  for (const auto& [name, m] : metrics["test"]["models"].items())
+    CHECK_MESSAGE(m["scaled"]["windows"] == 93, name);
+  CHECK_FALSE(metrics["val"].contains("unscored_windows"));
 }

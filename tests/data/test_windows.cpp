@@ -197,3 +197,36 @@ TEST_CASE("shuffling is a seeded permutation, reproducible and seed-dependent") 
   CHECK(a.window(2).start_row == 122);
   CHECK(a.window(3).start_row == 150);
 }
+
+TEST_CASE("windows: scoring keeps only the windows with an observed value in every lane") {
+  // b missing on rows 10..19: a 6-step context inside them sees nothing of b.
+  std::vector<size_t> gap;
+  for (size_t r = 10; r < 20; ++r) gap.push_back(r);
+  const TimeSeries s = synthetic(40, gap, MissingPolicy::kInterpolate);
+  const auto blind = [](size_t start, size_t channel) {  // b's context rows all in the gap
+    return channel == 1 && start >= 10 && start + 6 <= 20;
+  };
+  for (const ChannelMode mode : {ChannelMode::kMixed, ChannelMode::kIndependent}) {
+    WindowSampler w(s, RowRange{0, 40}, 6, 2, mode);
+    const size_t all = w.num_windows();  // 33 per lane
+    const size_t removed = w.keep_windows_with_context();
+    CHECK(removed == 5);  // starts 10..14: of b alone, or the mixed windows holding b
+    CHECK(w.num_windows() == all - removed);
+    for (size_t p = 0; p < w.num_windows(); ++p) {
+      const WindowRef r = w.window(p);
+      CHECK_FALSE(blind(r.start_row, mode == ChannelMode::kMixed ? 1 : r.channel));
+      if (p > 0) CHECK(w.window(p - 1).start_row <= r.start_row);  // still in time order
+    }
+    w.reset_order();
+    CHECK(w.num_windows() == all);
+    w.keep_windows_with_context();
+    w.shuffle(3);
+    CHECK(w.num_windows() == all);
+    w.keep_windows_with_context();
+    w.draw_by_series(3);
+    CHECK(w.num_windows() == all);
+  }
+  const TimeSeries complete = synthetic(40);  // the sampler keeps a pointer to it
+  WindowSampler full(complete, RowRange{0, 40}, 6, 2, ChannelMode::kMixed);
+  CHECK(full.keep_windows_with_context() == 0);
+}

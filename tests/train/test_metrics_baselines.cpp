@@ -143,6 +143,17 @@ TEST_CASE("repeat-last and seasonal-naive forecast exactly what they promise") {
   CHECK_THROWS_AS(seasonal_naive(samples, 5, 7, out.data()), std::invalid_argument);
 }
 
+TEST_CASE("seasonal-naive: a gap across the context's start falls back to the last observed") {
+  // context 6, period 3: horizon step 1 reads step 3, and nothing at or before it is observed.
+  const float ctx[] = {9, 9, 9, 9, 7, 8};
+  const uint8_t obs[] = {0, 0, 0, 0, 1, 1};
+  const attnfc::SampleBatch samples{1, 6, 0, 1, ctx, obs, nullptr, nullptr, {}};
+  std::vector<float> out(4);
+  seasonal_naive(samples, 4, 3, out.data());
+  const float expect[] = {8, 7, 8, 8};  // steps 3 -> last (8), 4 -> 7, 5 -> 8, 3 -> 8
+  for (int h = 0; h < 4; ++h) CHECK(out[h] == expect[h]);
+}
+
 TEST_CASE("cholesky_solve solves a known SPD system") {
   std::vector<double> A{4, 2, 0, 2, 5, 1, 0, 1, 3};
   const double x[] = {1, -2, 3};

@@ -3,8 +3,8 @@
 // of every series of a panel (several row ranges: a window never crosses from one to the next).
 // The sampler keeps a pointer to the series (which must outlive it) and an
 // order of window ids; fill_batch copies one batch into caller-provided buffers.
-// No per-batch heap allocation, and no window is ever dropped: the last batch
-// may be short (fill_batch returns its size).
+// No per-batch heap allocation, and no window is dropped (unless a scorer asks,
+// keep_windows_with_context): the last batch may be short (fill_batch returns its size).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -59,6 +59,13 @@ class WindowSampler {
 
   WindowRef window(size_t position) const;
 
+  // For scoring: keeps in the order only the windows in which every lane (each channel of a
+  // mixed window, a window's own channel otherwise) has an observed value somewhere in its
+  // context, since no forecaster (a baseline, the model) can forecast from nothing. Returns
+  // how many windows it removed. reset_order(), shuffle() and draw_by_series() bring every
+  // window back.
+  size_t keep_windows_with_context();
+
   // Fills samples order[first, first + count) into `out` (the sample layout of
   // base/sample.hpp, out.width == width()), with batch_size = out.capacity and
   // count = min(batch_size, num_windows() - batch_index * batch_size); returns count.
@@ -72,6 +79,8 @@ class WindowSampler {
   size_t fill_samples(size_t first, size_t max_count, SampleBuffers& out) const;
 
  private:
+  size_t all_windows() const;  // every window id, whatever the order holds now
+
   const TimeSeries* series_;
   std::vector<RowRange> parts_;
   std::vector<size_t> first_window_;  // per range: windows (per channel) before it

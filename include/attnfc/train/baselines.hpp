@@ -2,7 +2,8 @@
 // Honest baselines, scored on exactly the windows the model is scored on.
 //   repeat-last     every future value equals the last observed one
 //   seasonal-naive  y[T+h] = y[T+h - m*ceil(h/m)], period m given or inferred from the
-//                   autocorrelation of the training data
+//                   autocorrelation of the training data (an unobserved value: the last
+//                   observed one before it; none before it: the context's last observed)
 //   NLinear         Zeng et al. (AAAI 2023): subtract the context's last value, apply one
 //                   linear map [H x L] shared by all channels, add the last value back. Fit
 //                   by least squares on every training window (normal equations in double,

@@ -82,6 +82,9 @@ struct EvalPart {
 struct PanelScores {
   std::vector<ScoredModel> all;                    // every window of every part
   std::vector<std::vector<ScoredModel>> per_part;  // per part, when asked for
+  // Complete windows left out because a column has no observed value in their context
+  // (data::WindowSampler::keep_windows_with_context); not in any count above.
+  int64_t unscored = 0;
 };
 
 // evaluate_windows over several parts (a panel's series), windows batched across parts in
