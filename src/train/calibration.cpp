@@ -58,16 +58,19 @@ float conformal_quantile(std::vector<float>& e, double a) {
   return e[k];
 }
 
-// Every window of `parts` of `scaled`, batch by batch: forecast by `f`, then seen(samples,
-// count, point forecasts [count, H, C]) (f's levels, if any, are filled too).
+// Every window of `parts` of `scaled` that scoring keeps (a column with no observed value
+// in the context cannot be forecast: evaluate_parts leaves such windows out too), batch by
+// batch: forecast by `f`, then seen(samples, count, point forecasts [count, H, C]) (f's
+// levels, if any, are filled too).
 template <typename Seen>
 void for_each_batch(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts, int context,
                     int H, int64_t batch, const NamedForecaster& f, Seen seen) {
   const int C = static_cast<int>(scaled.num_channels());
   std::vector<data::RowRange> ranges;
   for (const EvalPart& p : parts) ranges.push_back(p.rows);
-  const data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context),
-                                    static_cast<size_t>(H), ChannelMode::kMixed);
+  data::WindowSampler windows(scaled, ranges, static_cast<size_t>(context), static_cast<size_t>(H),
+                              ChannelMode::kMixed);
+  windows.keep_windows_with_context();
   SampleBuffers samples(batch, context, H, C);
   data::reserve_known(scaled, samples);
   std::vector<float> out(static_cast<size_t>(batch) * H * C);

@@ -154,17 +154,26 @@ TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)
   CHECK(contains(r.out, "character device"));
 }
 
+namespace {
+
+// The first 701 rows of ETTh1 in dir/gap.csv, OT (the last column) empty on data rows
+// [first, last].
+std::string etth1_with_gap(const std::string& dir, int first, int last) {
+  const std::string head = cli_test::write_etth1_head(dir, 701);
+  const std::string csv = dir + "/gap.csv";
+  std::ifstream in(head);
+  std::ofstream out(csv);
+  std::string line;
+  for (int row = -1; std::getline(in, line); ++row)
+    out << (row >= first && row <= last ? line.substr(0, line.rfind(',') + 1) : line) << "\n";
+  return csv;
+}
+
+}  // namespace
+
 TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for every forecaster") {
   const cli_test::ScratchDir scratch("attnfc_cli_gap_");
-  const std::string head = cli_test::write_etth1_head(scratch.dir, 701);
-  const std::string csv = scratch.dir + "/gap.csv";
-  {
-    std::ifstream in(head);
-    std::ofstream out(csv);
-    std::string line;
-    for (int row = -1; std::getline(in, line); ++row)  // OT (last column) empty in 600..650
-      out << (row >= 600 && row <= 650 ? line.substr(0, line.rfind(',') + 1) : line) << "\n";
-  }
+  const std::string csv = etth1_with_gap(scratch.dir, 600, 650);
   // Test windows start at rows 538..650 (context 32, horizon 8): those of 600..619 see no
   // OT. Before, seasonal-naive's NaN there ended the run with exit 1.
   cli_test::train_micro_model(scratch.dir, csv, R"("missing": "interpolate",)");
@@ -174,4 +183,26 @@ TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for e
   for (const auto& [name, m] : metrics["test"]["models"].items())
     CHECK_MESSAGE(m["scaled"]["windows"] == 93, name);
   CHECK_FALSE(metrics["val"].contains("unscored_windows"));
+}
+
+TEST_CASE("cli: calibration leaves out the validation windows no forecaster can read") {
+  // Validation windows start at rows 418..530 (context 32, horizon 8): those of 460..479 see
+  // no OT. Before, the ensemble's calibration pass forecast them and the run ended with
+  // "forecast: window 42, channel 0 has no observed value".
+  const cli_test::ScratchDir scratch("attnfc_cli_gap_cal_");
+  const std::string csv = etth1_with_gap(scratch.dir, 460, 510);
+  std::ofstream(scratch.dir + "/q.json") << R"({
+  "data": {"path": ")" + csv + R"(", "columns": ["OT"], "missing": "interpolate",
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0, "quantiles": [0.1, 0.5, 0.9]},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3,
+            "ensemble": 2, "calibrate": "conformal_scaled"}
+})";
+  const Run r =
+      run_attnfc("train --config " + scratch.dir + "/q.json --out " + scratch.dir + "/run");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK(contains(r.out, "intervals calibrated on 93 validation values a step"));
+  const auto metrics = nlohmann::json::parse(slurp(scratch.dir + "/run/metrics.json"));
+  CHECK(metrics["val"]["unscored_windows"] == 20);
 }
