@@ -93,6 +93,37 @@ void check_window(const PlotOptions& a, long windows) {
                      " split)");
 }
 
+// The first column with no observed value in rows [origin - L, origin): no forecaster can
+// forecast that window (scoring leaves it out too); -1 when every column has one.
+long blind_column(const data::TimeSeries& series, size_t origin, int L) {
+  const size_t C = series.num_channels();
+  for (size_t c = 0; c < C; ++c) {
+    bool seen = false;
+    for (size_t r = origin - static_cast<size_t>(L); r < origin && !seen; ++r)
+      seen = series.observed[r * C + c] != 0;
+    if (!seen) return static_cast<long>(c);
+  }
+  return -1;
+}
+
+// The windows to draw: `shown` without those no forecaster can read; the chosen one must be
+// readable (InputError naming --window otherwise).
+std::vector<long> readable_windows(const std::vector<long>& shown, long chosen,
+                                   const data::TimeSeries& series, size_t first_target, int L) {
+  std::vector<long> out;
+  for (const long w : shown) {
+    const long c = blind_column(series, first_target + static_cast<size_t>(w), L);
+    if (c < 0) {
+      out.push_back(w);
+    } else if (w == chosen) {
+      throw InputError("--window: window " + std::to_string(w) + " cannot be forecast: column '" +
+                       series.channels[static_cast<size_t>(c)] + "' is missing in all of its " +
+                       std::to_string(L) + " context rows; expected a window with a value there");
+    }
+  }
+  return out;
+}
+
 // --history against the rows before the earliest window shown.
 void check_history(int history, size_t first_origin) {
   if (static_cast<size_t>(history) > first_origin)
@@ -120,7 +151,8 @@ PlotData gather_plot_data(const PlotOptions& a, const train::LoadedModel& lm,
   d.split_windows = static_cast<long>(d.split_targets.size()) - H + 1;
   check_window(a, d.split_windows);
   const long chosen = a.window < 0 ? d.split_windows - 1 : a.window;
-  const std::vector<long> shown = shown_windows(d.split_windows, chosen, a.windows);
+  const std::vector<long> shown = readable_windows(
+      shown_windows(d.split_windows, chosen, a.windows), chosen, series, d.split_targets.begin, L);
   d.history = a.history ? *a.history : std::min(L, 2 * H);
   check_history(d.history, d.split_targets.begin + static_cast<size_t>(shown.front()));
 

@@ -142,6 +142,16 @@ FutureForecast forecast_future(PlotForecasters& f, const train::LoadedModel& lm,
               sample.context_values.begin());
   std::copy_n(series.observed.begin() + static_cast<ptrdiff_t>(first),
               sample.context_observed.size(), sample.context_observed.begin());
+  for (int c = 0; c < C; ++c) {
+    bool seen = false;
+    for (int t = 0; t < L && !seen; ++t) seen = sample.context_observed[t * C + c] != 0;
+    if (!seen) {
+      out.unavailable = "column '" + series.channels[static_cast<size_t>(c)] +
+                        "' is missing in all of the last " + std::to_string(L) +
+                        " rows, which the model reads";
+      return out;
+    }
+  }
   SampleBatch batch = sample.view(1);
   SampleBuffers known;
   if (series.known) {

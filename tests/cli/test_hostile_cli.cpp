@@ -156,11 +156,11 @@ TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)
 
 namespace {
 
-// The first 701 rows of ETTh1 in dir/gap.csv, OT (the last column) empty on data rows
+// The first 701 rows of ETTh1 in dir/gap-FIRST.csv, OT (the last column) empty on data rows
 // [first, last].
 std::string etth1_with_gap(const std::string& dir, int first, int last) {
   const std::string head = cli_test::write_etth1_head(dir, 701);
-  const std::string csv = dir + "/gap.csv";
+  const std::string csv = dir + "/gap-" + std::to_string(first) + ".csv";
   std::ifstream in(head);
   std::ofstream out(csv);
   std::string line;
@@ -183,6 +183,24 @@ TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for e
   for (const auto& [name, m] : metrics["test"]["models"].items())
     CHECK_MESSAGE(m["scaled"]["windows"] == 93, name);
   CHECK_FALSE(metrics["val"].contains("unscored_windows"));
+
+  // plot: a window no forecaster can read is refused by name, skipped when merely offered.
+  const std::string model = scratch.dir + "/run/model.safetensors";
+  const std::string plot = "plot -m " + model + " -o " + scratch.dir + "/p.html -i ";
+  Run r = run_attnfc(plot + csv + " --window 70");  // context rows 608..639
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(contains(r.out,
+                         "--window: window 70 cannot be forecast: column 'OT' is missing in "
+                         "all of its 32 context rows; expected a window with a value there"),
+                r.out);
+  r = run_attnfc(plot + csv + " --window 10 --windows 50");  // offers 62..81 too
+  CHECK_MESSAGE(r.code == 0, r.out);
+  // The forecast after the data is not drawn when the last 32 rows hold no OT.
+  const std::string tail = etth1_with_gap(scratch.dir, 660, 700);
+  r = run_attnfc(plot + tail + " --window 0");
+  CHECK_MESSAGE(r.code == 0, r.out);
+  CHECK(contains(slurp(scratch.dir + "/p.html"),
+                 "Not drawn: column &#39;OT&#39; is missing in all of the last 32 rows"));
 }
 
 TEST_CASE("cli: calibration leaves out the validation windows no forecaster can read") {
