@@ -110,8 +110,12 @@ size_t WindowSampler::keep_windows_with_context() {
                   [](uint8_t o) { return o != 0; }))
     return 0;
   const uint8_t* observed = series_->observed.data();
+  // Target channels only: a past covariate with no value in the context is read as missing,
+  // and neither the model nor a baseline needs it to forecast the targets.
+  const size_t targets = series_->target_channels > 0 ? series_->target_channels : nc;
   const auto has_context = [&](const WindowRef& w) {
     for (size_t k = 0; k < width_; ++k) {
+      if (w.channel + k >= targets) continue;
       bool seen = false;
       for (size_t t = 0; t < context_ && !seen; ++t)
         seen = observed[(w.start_row + t) * nc + w.channel + k] != 0;

@@ -118,7 +118,8 @@ void warn_unscored(const data::TimeSeries& scaled, const std::vector<data::RowRa
   static std::set<std::pair<size_t, size_t>> warned;
   if (!warned.emplace(ranges.front().begin, ranges.back().end).second) return;
   spdlog::warn(
-      "{}: {} of {} windows over rows {}..{} are not scored: a column has no observed value in "
+      "{}: {} of {} windows over rows {}..{} are not scored: a target column has no observed value "
+      "in "
       "their {} context steps (every forecaster leaves them out)",
       scaled.source, skipped, total, ranges.front().begin, ranges.back().end, context);
 }

@@ -69,10 +69,12 @@ void MetricAccumulator::add(const float* forecast, const float* actual, const ui
     for (int h = 0; h < horizon_; ++h) {
       const int64_t i = static_cast<int64_t>(h) * channels_ + c;
       const double f = forecast[i], y = actual[i];
+      // Cells that do not count (a past covariate, a masked target) are not read: a baseline
+      // cannot forecast a covariate the context holds no value of, and need not.
+      if (std::isnan(y) || (counted && !counted[i])) continue;
       if (!std::isfinite(f))
         throw std::runtime_error("non-finite forecast at horizon step " + std::to_string(h + 1) +
                                  ", channel " + std::to_string(c));
-      if (std::isnan(y) || (counted && !counted[i])) continue;
       const double e = f - y, abs_e = std::fabs(e);
       se += e * e;
       ae_c += abs_e;

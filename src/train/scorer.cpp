@@ -145,7 +145,7 @@ std::string Scorer::describe_part(const std::string& part, int64_t windows,
   const std::string head =
       part + " split: " + std::to_string(windows) + " windows" +
       (unscored > 0 ? " (" + std::to_string(unscored) +
-                          " not scored: a column has no observed value in their context)"
+                          " not scored: a target column has no observed value in their context)"
                     : "");
   if (split_.splits.size() > 1)
     return head + " over " + std::to_string(split_.splits.size()) + " series\n";

@@ -226,6 +226,11 @@ TEST_CASE("windows: scoring keeps only the windows with an observed value in eve
     w.draw_by_series(3);
     CHECK(w.num_windows() == all);
   }
+  // With b a past covariate (target_channels 1), only a must be seen: nothing is removed.
+  TimeSeries with_covariate = s;
+  with_covariate.target_channels = 1;
+  WindowSampler mixed(with_covariate, RowRange{0, 40}, 6, 2, ChannelMode::kMixed);
+  CHECK(mixed.keep_windows_with_context() == 0);
   const TimeSeries complete = synthetic(40);  // the sampler keeps a pointer to it
   WindowSampler full(complete, RowRange{0, 40}, 6, 2, ChannelMode::kMixed);
   CHECK(full.keep_windows_with_context() == 0);

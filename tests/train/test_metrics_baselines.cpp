@@ -89,6 +89,12 @@ TEST_CASE("metrics average window means and skip missing actuals") {
   const float bad[] = {std::nanf(""), 0};
   CHECK_THROWS_WITH_AS(acc.add(bad, y1), doctest::Contains("non-finite forecast"),
                        std::runtime_error);
+  // A cell that does not count (a past covariate, a masked target) is not read.
+  const uint8_t counted[] = {0, 1};
+  acc.add(bad, y1, counted);
+  const Metrics after = acc.result();
+  CHECK(after.values == 4);
+  CHECK(after.windows == 3);
 }
 
 TEST_CASE("MASE scale is the in-sample seasonal naive MAE") {
