@@ -93,11 +93,12 @@ void check_window(const PlotOptions& a, long windows) {
                      " split)");
 }
 
-// The first column with no observed value in rows [origin - L, origin): no forecaster can
-// forecast that window (scoring leaves it out too); -1 when every column has one.
+// The first target column with no observed value in rows [origin - L, origin): no
+// forecaster can forecast that window (scoring leaves it out too); -1 when every one has one.
 long blind_column(const data::TimeSeries& series, size_t origin, int L) {
   const size_t C = series.num_channels();
-  for (size_t c = 0; c < C; ++c) {
+  const size_t targets = series.target_channels > 0 ? series.target_channels : C;
+  for (size_t c = 0; c < targets; ++c) {
     bool seen = false;
     for (size_t r = origin - static_cast<size_t>(L); r < origin && !seen; ++r)
       seen = series.observed[r * C + c] != 0;

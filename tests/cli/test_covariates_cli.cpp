@@ -77,3 +77,26 @@ TEST_CASE("covariates: config mistakes name the key, exit 2") {
     CHECK_MESSAGE(contains(r.out, m.expect), r.out);
   }
 }
+
+TEST_CASE("covariates: one missing across whole contexts leaves every window scored and drawn") {
+  Covariates s;
+  {  // HUFL (the second column) empty on data rows 600..650, longer than the context of 32
+    std::ifstream in(s.csv);
+    std::string text, line;
+    for (int row = -1; std::getline(in, line); ++row) {
+      const size_t a = line.find(','), b = line.find(',', a + 1);
+      text += (row >= 600 && row <= 650 ? line.substr(0, a + 1) + line.substr(b) : line) + "\n";
+    }
+    std::ofstream(s.csv) << text;
+  }
+  const Run train = run_attnfc("train --config " + s.config(R"("missing": "interpolate",)") +
+                               " --out " + s.dir + "/run");
+  // Before, repeat-last's NaN for HUFL ended the run: "non-finite forecast ..., channel 1".
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  const std::string metrics = slurp(s.dir + "/run/metrics.json");
+  CHECK(contains(metrics, "\"values\": 904"));  // all 113 test windows
+  CHECK_FALSE(contains(metrics, "unscored_windows"));
+  const Run plot = run_attnfc("plot -m " + s.dir + "/run/model.safetensors -i " + s.csv +
+                              " --window 70 -o " + s.dir + "/p.html");  // context rows 608..639
+  CHECK_MESSAGE(plot.code == 0, plot.out);
+}
