@@ -93,27 +93,13 @@ void check_window(const PlotOptions& a, long windows) {
                      " split)");
 }
 
-// The first target column with no observed value in rows [origin - L, origin): no
-// forecaster can forecast that window (scoring leaves it out too); -1 when every one has one.
-long blind_column(const data::TimeSeries& series, size_t origin, int L) {
-  const size_t C = series.num_channels();
-  const size_t targets = series.target_channels > 0 ? series.target_channels : C;
-  for (size_t c = 0; c < targets; ++c) {
-    bool seen = false;
-    for (size_t r = origin - static_cast<size_t>(L); r < origin && !seen; ++r)
-      seen = series.observed[r * C + c] != 0;
-    if (!seen) return static_cast<long>(c);
-  }
-  return -1;
-}
-
 // The windows to draw: `shown` without those no forecaster can read; the chosen one must be
 // readable (InputError naming --window otherwise).
 std::vector<long> readable_windows(const std::vector<long>& shown, long chosen,
                                    const data::TimeSeries& series, size_t first_target, int L) {
   std::vector<long> out;
   for (const long w : shown) {
-    const long c = blind_column(series, first_target + static_cast<size_t>(w), L);
+    const long c = series.unobserved_target(first_target + static_cast<size_t>(w) - L, L);
     if (c < 0) {
       out.push_back(w);
     } else if (w == chosen) {

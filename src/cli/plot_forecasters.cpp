@@ -142,16 +142,11 @@ FutureForecast forecast_future(PlotForecasters& f, const train::LoadedModel& lm,
               sample.context_values.begin());
   std::copy_n(series.observed.begin() + static_cast<ptrdiff_t>(first),
               sample.context_observed.size(), sample.context_observed.begin());
-  const int targets = series.target_channels > 0 ? static_cast<int>(series.target_channels) : C;
-  for (int c = 0; c < targets; ++c) {  // a past covariate may be missing: read as missing
-    bool seen = false;
-    for (int t = 0; t < L && !seen; ++t) seen = sample.context_observed[t * C + c] != 0;
-    if (!seen) {
-      out.unavailable = "column '" + series.channels[static_cast<size_t>(c)] +
-                        "' is missing in all of the last " + std::to_string(L) +
-                        " rows, which the model reads";
-      return out;
-    }
+  if (const long c = series.unobserved_target(series.rows() - static_cast<size_t>(L), L); c >= 0) {
+    out.unavailable = "column '" + series.channels[static_cast<size_t>(c)] +
+                      "' is missing in all of the last " + std::to_string(L) +
+                      " rows, which the model reads";
+    return out;
   }
   SampleBatch batch = sample.view(1);
   SampleBuffers known;

@@ -32,6 +32,15 @@ size_t TimeSeries::total_missing() const {
   return t;
 }
 
+long TimeSeries::unobserved_target(size_t first, size_t count) const {
+  for (size_t c = 0; c < num_targets(); ++c) {
+    bool seen = false;
+    for (size_t r = first; r < first + count && !seen; ++r) seen = is_observed(r, c);
+    if (!seen) return static_cast<long>(c);
+  }
+  return -1;
+}
+
 std::vector<SeriesSegment> TimeSeries::series_segments() const {
   if (!segments.empty()) return segments;
   return {SeriesSegment{"", 0, rows()}};

@@ -105,23 +105,17 @@ WindowRef WindowSampler::window(size_t position) const {
 }
 
 size_t WindowSampler::keep_windows_with_context() {
-  const size_t nc = series_->num_channels();
   if (std::all_of(series_->observed.begin(), series_->observed.end(),
                   [](uint8_t o) { return o != 0; }))
     return 0;
-  const uint8_t* observed = series_->observed.data();
   // Target channels only: a past covariate with no value in the context is read as missing,
   // and neither the model nor a baseline needs it to forecast the targets.
-  const size_t targets = series_->target_channels > 0 ? series_->target_channels : nc;
   const auto has_context = [&](const WindowRef& w) {
-    for (size_t k = 0; k < width_; ++k) {
-      if (w.channel + k >= targets) continue;
-      bool seen = false;
-      for (size_t t = 0; t < context_ && !seen; ++t)
-        seen = observed[(w.start_row + t) * nc + w.channel + k] != 0;
-      if (!seen) return false;
-    }
-    return true;
+    if (mode_ == ChannelMode::kMixed) return series_->unobserved_target(w.start_row, context_) < 0;
+    if (w.channel >= series_->num_targets()) return true;
+    for (size_t t = 0; t < context_; ++t)
+      if (series_->is_observed(w.start_row + t, w.channel)) return true;
+    return false;
   };
   size_t kept = 0;
   for (size_t p = 0; p < order_.size(); ++p)

@@ -58,8 +58,8 @@ float conformal_quantile(std::vector<float>& e, double a) {
   return e[k];
 }
 
-// Every window of `parts` of `scaled` that scoring keeps (a column with no observed value
-// in the context cannot be forecast: evaluate_parts leaves such windows out too), batch by
+// Every window of `parts` of `scaled` that scoring keeps (a target column with no observed
+// value in the context cannot be forecast: evaluate_parts leaves such windows out too), batch by
 // batch: forecast by `f`, then seen(samples, count, point forecasts [count, H, C]) (f's
 // levels, if any, are filled too).
 template <typename Seen>

@@ -111,16 +111,15 @@ void check_twins(const std::vector<NamedForecaster>& all) {
   }
 }
 
-// Once per split: its windows whose context holds no observed value of some column, which
-// no forecaster can forecast and every one leaves out.
+// Once per split: its windows whose context holds no observed value of some target column,
+// which no forecaster can forecast and every one leaves out.
 void warn_unscored(const data::TimeSeries& scaled, const std::vector<data::RowRange>& ranges,
                    size_t skipped, size_t total, int context) {
   static std::set<std::pair<size_t, size_t>> warned;
   if (!warned.emplace(ranges.front().begin, ranges.back().end).second) return;
   spdlog::warn(
-      "{}: {} of {} windows over rows {}..{} are not scored: a target column has no observed value "
-      "in "
-      "their {} context steps (every forecaster leaves them out)",
+      "{}: {} of {} windows over rows {}..{} are not scored: a target column has no "
+      "observed value in their {} context steps (every forecaster leaves them out)",
       scaled.source, skipped, total, ranges.front().begin, ranges.back().end, context);
 }
 
@@ -144,7 +143,7 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
         std::to_string(ranges.back().end) + " of " + std::to_string(scaled.rows()) +
         ") holds no complete window of context " + std::to_string(L) + " + horizon " +
         std::to_string(H) +
-        (skipped ? " in which every column has an observed value in the context" : ""));
+        (skipped ? " in which every target column has an observed value in the context" : ""));
   if (skipped > 0) warn_unscored(scaled, ranges, skipped, skipped + static_cast<size_t>(n), L);
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);

@@ -134,6 +134,11 @@ struct TimeSeries {
     return observed[row * channels.size() + channel] != 0;
   }
   size_t total_missing() const;
+  // Channels [0, target_channels), or every channel when target_channels is 0.
+  size_t num_targets() const { return target_channels > 0 ? target_channels : num_channels(); }
+  // The first target channel with no observed value in rows [first, first + count), or -1:
+  // no forecaster can forecast a target from such a context (filled cells are no values).
+  long unobserved_target(size_t first, size_t count) const;
   // The segments, or one segment {"", 0, rows()} when `segments` is empty.
   std::vector<SeriesSegment> series_segments() const;
   size_t num_series() const { return segments.empty() ? 1 : segments.size(); }

@@ -62,9 +62,8 @@ class WindowSampler {
   // For scoring: keeps in the order only the windows in which every target lane (each target
   // channel of a mixed window, a window's own channel otherwise; past covariates need not)
   // has an observed value somewhere in its context, since no forecaster (a baseline, the
-  // model) can forecast a target from nothing. Returns
-  // how many windows it removed. reset_order(), shuffle() and draw_by_series() bring every
-  // window back.
+  // model) can forecast a target from nothing. Returns how many windows it removed.
+  // reset_order(), shuffle() and draw_by_series() bring every window back.
   size_t keep_windows_with_context();
 
   // Fills samples order[first, first + count) into `out` (the sample layout of
