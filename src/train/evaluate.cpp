@@ -123,6 +123,28 @@ void warn_unscored(const data::TimeSeries& scaled, const std::vector<data::RowRa
       scaled.source, skipped, total, ranges.front().begin, ranges.back().end, context);
 }
 
+// The windows every forecaster scores: each complete window of `ranges` in which every target
+// column has a value in the context (`skipped` counts the others); InputError when none is.
+data::WindowSampler scoring_windows(const data::TimeSeries& scaled,
+                                    const std::vector<data::RowRange>& ranges, int L, int H,
+                                    size_t& skipped) {
+  data::WindowSampler windows(scaled, ranges, static_cast<size_t>(L), static_cast<size_t>(H),
+                              ChannelMode::kMixed);
+  skipped = windows.keep_windows_with_context();
+  const std::string rows =
+      std::to_string(ranges.front().begin) + ".." + std::to_string(ranges.back().end);
+  const std::string shape = "context " + std::to_string(L) + " + horizon " + std::to_string(H);
+  if (windows.num_windows() == 0 && skipped > 0)
+    throw InputError(scaled.source + ": evaluation: rows " + rows + " hold " +
+                     std::to_string(skipped) + " complete windows of " + shape +
+                     ", and in every one a target column is missing in the whole context; "
+                     "expected at least one window with a value there");
+  if (windows.num_windows() == 0)
+    throw InputError(scaled.source + ": evaluation: the split (rows " + rows + " of " +
+                     std::to_string(scaled.rows()) + ") holds no complete window of " + shape);
+  return windows;
+}
+
 }  // namespace
 
 PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<EvalPart>& parts,
@@ -133,17 +155,9 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
   const int C = static_cast<int>(scaled.num_channels()), L = context, H = horizon;
   std::vector<data::RowRange> ranges;
   for (const EvalPart& p : parts) ranges.push_back(p.rows);
-  data::WindowSampler windows(scaled, ranges, static_cast<size_t>(L), static_cast<size_t>(H),
-                              ChannelMode::kMixed);
-  const size_t skipped = windows.keep_windows_with_context();
+  size_t skipped = 0;
+  const data::WindowSampler windows = scoring_windows(scaled, ranges, L, H, skipped);
   const auto n = static_cast<int64_t>(windows.num_windows());
-  if (n == 0)
-    throw InputError(
-        "evaluation: the split (rows " + std::to_string(ranges.front().begin) + ".." +
-        std::to_string(ranges.back().end) + " of " + std::to_string(scaled.rows()) +
-        ") holds no complete window of context " + std::to_string(L) + " + horizon " +
-        std::to_string(H) +
-        (skipped ? " in which every target column has an observed value in the context" : ""));
   if (skipped > 0) warn_unscored(scaled, ranges, skipped, skipped + static_cast<size_t>(n), L);
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);

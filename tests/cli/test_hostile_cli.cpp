@@ -195,6 +195,15 @@ TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for e
                 r.out);
   r = run_attnfc(plot + csv + " --window 10 --windows 50");  // offers 62..81 too
   CHECK_MESSAGE(r.code == 0, r.out);
+  // evaluate: a test split whose every window lacks OT in its context is one line, exit 2.
+  const std::string blind = etth1_with_gap(scratch.dir, 530, 700);
+  r = run_attnfc("evaluate -m " + model + " -i " + blind);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(contains(r.out, blind + ": evaluation: rows 538..690 hold 113 complete windows of "
+                                        "context 32 + horizon 8, and in every one a target column "
+                                        "is missing in the whole context; expected at least one "
+                                        "window with a value there"),
+                r.out);
   // The forecast after the data is not drawn when the last 32 rows hold no OT.
   const std::string tail = etth1_with_gap(scratch.dir, 660, 700);
   r = run_attnfc(plot + tail + " --window 0");
