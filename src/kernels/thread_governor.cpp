@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <omp.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -47,7 +49,47 @@ bool read_cpu_jiffies(uint64_t& idle, uint64_t& total) {
   return parse_cpu_jiffies(buf, idle, total);
 }
 
+struct LoadReading {
+  uint64_t idle = 0, total = 0;  // /proc/stat jiffies
+  double own = 0, wall = 0;      // this process's CPU seconds, monotonic seconds
+  bool ok = false;
+};
+
+double clock_seconds(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+LoadReading read_load() {
+  LoadReading r;
+  r.ok = read_cpu_jiffies(r.idle, r.total);
+  r.own = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  r.wall = clock_seconds(CLOCK_MONOTONIC);
+  return r;
+}
+
+const LoadReading kAtStart = read_load();  // when the program was loaded
+
 }  // namespace
+
+double free_cpus(double cpus, double idle, double own_cpu_seconds, double wall_seconds) {
+  if (cpus <= 0 || idle < 0 || own_cpu_seconds < 0 || wall_seconds <= 0) return -1;
+  const double others = (1.0 - idle) * cpus - own_cpu_seconds / wall_seconds;
+  return std::clamp(cpus - others, 0.0, cpus);
+}
+
+FreeCpus machine_free_cpus() {
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus <= 0 || allowed_cpu_count() != cpus || !kAtStart.ok) return [] { return -1.0; };
+  return [cpus]() -> double {
+    const LoadReading now = read_load();
+    if (!now.ok || now.wall - kAtStart.wall < kMinLoadSeconds) return -1;
+    return free_cpus(static_cast<double>(cpus),
+                     idle_share(kAtStart.idle, kAtStart.total, now.idle, now.total),
+                     now.own - kAtStart.own, now.wall - kAtStart.wall);
+  };
+}
 
 IdleCpus machine_idle_cpus() {
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -73,7 +115,8 @@ void ThreadGovernor::Tally::add(double s) {
   ++steps;
 }
 
-ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle) : idle_(std::move(idle)) {
+ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle, FreeCpus free)
+    : idle_(std::move(idle)), free_(std::move(free)) {
   for (int n = std::max(max_threads, 1); rung_count_ < kMaxRungs; n /= 2) {
     rungs_[rung_count_++] = n;
     if (n == 1) break;
@@ -81,15 +124,35 @@ ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle) : idle_(std::move
 }
 
 ThreadGovernor::~ThreadGovernor() {
-  if (applied_ != 0 && applied_ != rungs_[0]) omp_set_num_threads(rungs_[0]);
+  // What follows (the final scoring, the next member's linear start) runs at the count the
+  // machine's load since the start allows, or at the largest when that is unknown.
+  const int after = rungs_[start_rung(free_ ? free_() : -1)];
+  if (applied_ != 0 && applied_ != after) omp_set_num_threads(after);
 }
 
-void ThreadGovernor::begin_step() {
+int ThreadGovernor::start_rung(double free) const {
+  const double want = std::max(1.0, std::floor(free + 0.5));
+  int rung = 0;
+  while (free >= 0 && rung + 1 < rung_count_ && rungs_[rung] > want) ++rung;
+  return rung;
+}
+
+void ThreadGovernor::settle() {
   if (!active()) return;
+  if (!started_) {
+    started_ = true;
+    free_at_start_ = free_ ? free_() : -1;
+    rung_ = start_rung(free_at_start_);
+  }
   if (threads() != applied_) {
     applied_ = threads();
     omp_set_num_threads(applied_);
   }
+}
+
+void ThreadGovernor::begin_step() {
+  if (!active()) return;
+  settle();
   step_start_ = std::chrono::steady_clock::now();
 }
 
@@ -102,6 +165,7 @@ bool ThreadGovernor::end_step() {
 
 void ThreadGovernor::record(double seconds) {
   if (!active()) return;
+  started_ = true;  // the start is chosen before the first step only
   if (probing_) {
     probe_.add(seconds);
     if (probe_.steps >= kProbeSteps && probe_.seconds >= kProbeSeconds) finish_probe();

@@ -26,6 +26,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The steps' starting thread count and why (thread_governor.hpp), for --log-level debug.
+void log_start_threads(const kernels::ThreadGovernor& g) {
+  const double free = g.free_at_start();
+  spdlog::debug("steps start at {} thread(s): {}", g.threads(),
+                free < 0 ? std::string("the machine's load before them is unknown")
+                         : fmt::format("other processes left {:.2f} CPUs free before", free));
+}
+
 constexpr uint64_t kShuffleStream = 0x5f3759df01ULL, kDropoutStream = 0x9e3779b97fULL;
 
 // "step 12 (epoch 2, batch 3)" for the step that starts at this loop position.
@@ -126,6 +134,7 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Prog
   int64_t samples = 0;
   while (st.step_in_epoch < t.steps_per_epoch) {
     t.threads.begin_step();
+    if (steps_this_call == 0 && t.threads.active()) log_start_threads(t.threads);
     st.epoch_loss_sum += train_step(t, samples);
     if (t.threads.end_step())
       spdlog::debug("after {}: {} thread(s), the faster count on this machine's load now",

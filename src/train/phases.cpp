@@ -194,6 +194,7 @@ void fit_linear_start(Training& t, const RunPaths& paths) {
 // when no training epoch beats it on validation, the run keeps it instead of an epoch that
 // only overfitted.
 void keep_start(Training& t, const RunPaths& paths, const std::string& what) {
+  t.threads.settle();  // beside busy neighbours the first validation runs at the steps' count
   t.state.last_val = t.state.initial_val_loss = t.validation_mse();
   spdlog::info("{}: validation MSE {:.5f}", what, t.state.last_val);
   if (t.state.stopper.update(t.state.last_val)) save_model(t, paths.model(), 0);

@@ -73,7 +73,8 @@ struct Training {
   std::unique_ptr<PartWorkers> part_workers;
   LoopState state;
   // The steps' thread count when the user chose none (kernels/thread_governor.hpp).
-  kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::default_threads() : 1};
+  kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::default_threads() : 1,
+                                  kernels::machine_idle_cpus(), kernels::machine_free_cpus()};
 
   // The validation metric of the network as it is now (Scorer::validation_mse).
   double validation_mse() const;

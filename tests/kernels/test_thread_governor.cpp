@@ -196,3 +196,48 @@ TEST_CASE("thread governor: the machine's idle CPUs are read from /proc/stat") {
     CHECK(v <= static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN)));
   }
 }
+
+TEST_CASE("thread governor: it starts at the rung the CPUs left free before training allow") {
+  using attnfc::kernels::free_cpus;
+  // 2 CPUs fully busy over 1 s, half a CPU of it ours: the others used 1.5, leaving 0.5.
+  CHECK(free_cpus(2, 0.0, 0.5, 1.0) == doctest::Approx(0.5));
+  CHECK(free_cpus(2, 0.5, 1.0, 1.0) == doctest::Approx(2.0));  // the busy half was ours
+  CHECK(free_cpus(2, 0.0, 0.0, 1.0) == 0.0);                   // clamped to [0, cpus]
+  CHECK(free_cpus(2, -1.0, 0.5, 1.0) < 0);                     // unknown idle share
+  CHECK(free_cpus(2, 0.5, 0.5, 0.0) < 0);                      // no time to average over
+  const int saved = omp_get_max_threads();
+  struct Start {
+    double free;
+    int threads;
+  };
+  for (const Start s : {Start{1.2, 1}, {0.3, 1}, {2.6, 2}, {3.6, 4}, {-1, 4}}) {
+    ThreadGovernor g(4, nullptr, [&] { return s.free; });
+    CHECK(g.threads() == 4);  // chosen at the first step, once the data is loaded
+    g.begin_step();
+    CAPTURE(s.free);
+    CHECK(g.threads() == s.threads);
+    CHECK(omp_get_max_threads() == s.threads);
+  }
+  ThreadGovernor unknown(4, nullptr);
+  unknown.begin_step();
+  CHECK(unknown.threads() == 4);
+  {  // What follows the steps runs at the count the load allows (the largest when unknown).
+    ThreadGovernor low(4, nullptr, [] { return 1.1; });
+    low.begin_step();
+  }
+  CHECK(omp_get_max_threads() == 1);
+  {
+    ThreadGovernor high(4, nullptr, [] { return -1.0; });
+    high.begin_step();
+  }
+  CHECK(omp_get_max_threads() == 4);
+  // Started low on a machine whose neighbours then leave: it climbs back up.
+  ThreadGovernor g(
+      2, [] { return 2.0; }, [] { return 0.8; });
+  g.begin_step();
+  REQUIRE(g.threads() == 1);
+  Run r;
+  run(g, r, 2000, quiet);
+  CHECK(g.threads() == 2);
+  omp_set_num_threads(saved);
+}

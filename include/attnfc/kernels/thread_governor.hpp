@@ -39,6 +39,16 @@ using IdleCpus = std::function<double()>;
 // Slurm job or a cpuset): the machine's idle CPUs are then not ones it could use.
 IdleCpus machine_idle_cpus();
 
+// CPUs the machine's other processes left free on average since this process started:
+// online CPUs minus theirs busy ((1 - idle share) x CPUs, less this process's own CPU time
+// over the same wall time). Negative when unknown: as machine_idle_cpus, or less than
+// kMinLoadSeconds since the start (too few /proc/stat ticks to tell).
+using FreeCpus = std::function<double()>;
+FreeCpus machine_free_cpus();
+inline constexpr double kMinLoadSeconds = 0.5;
+// The arithmetic of machine_free_cpus, in [0, cpus]; negative when an input is unknown.
+double free_cpus(double cpus, double idle_share, double own_cpu_seconds, double wall_seconds);
+
 // The first line of /proc/stat, "cpu  user nice system idle iowait irq softirq steal ...":
 // idle + iowait and the sum of the first eight fields, in jiffies. False when malformed.
 bool parse_cpu_jiffies(const char* text, uint64_t& idle, uint64_t& total);
@@ -52,8 +62,15 @@ class ThreadGovernor {
   // towards more threads has a free CPU to run on: without one the probe would only pay
   // for the stalls (beside one busy process on 2 cores, 2 threads ran at 0.3x of 1), so
   // it is left out; with an unknown count it is made.
-  explicit ThreadGovernor(int max_threads, IdleCpus idle = machine_idle_cpus());
-  // Gives OpenMP back the largest count (scoring, the next ensemble member) if it moved.
+  // `free` (read at the first step: after loading the data and the linear start, which
+  // give it seconds of the machine to average over) picks the starting count: the largest
+  // rung not above the free CPUs, rounded (at least 1); unknown or null: the largest.
+  // Beside busy neighbours the first steps then do not pay for stalls while the governor
+  // finds its way down (the demo's training beside four loops lost 0.4 s of 14 so).
+  explicit ThreadGovernor(int max_threads, IdleCpus idle = machine_idle_cpus(),
+                          FreeCpus free = nullptr);
+  // Gives OpenMP back, if it moved, the count `free` allows now (over the whole run so far;
+  // the largest when unknown) for what follows: the scoring, the next ensemble member.
   ~ThreadGovernor();
   ThreadGovernor(const ThreadGovernor&) = delete;
   ThreadGovernor& operator=(const ThreadGovernor&) = delete;
@@ -65,10 +82,15 @@ class ThreadGovernor {
   // just moved to another count (for the log). Nothing is timed when there is no choice.
   void begin_step();
   bool end_step();
+  // begin_step without the clock: chooses the start (once) and gives OpenMP the count, for
+  // work before the first step that should run at it too (the first validation).
+  void settle();
   // The step just run took `seconds` at threads() (end_step's clock; tests feed their own).
   void record(double seconds);
 
   bool active() const { return rung_count_ > 1; }
+  // The free CPUs read at the first step (negative: unknown or not read yet).
+  double free_at_start() const { return free_at_start_; }
   // Moves between rungs so far (for the log and the tests).
   int64_t switches() const { return switches_; }
 
@@ -90,6 +112,7 @@ class ThreadGovernor {
     double mean() const { return steps > 0 ? seconds / steps : 0.0; }
   };
 
+  int start_rung(double free) const;  // the largest rung not above round(free), at least 1
   void start_probe();
   void finish_probe();
 
@@ -103,9 +126,12 @@ class ThreadGovernor {
   bool probe_up_next_ = false;  // alternate the direction when both neighbours exist
   int probe_rung_ = 0;
   int64_t switches_ = 0;
-  int applied_ = 0;  // the count last given to OpenMP by begin_step
+  int applied_ = 0;       // the count last given to OpenMP by begin_step
+  bool started_ = false;  // begin_step has chosen the starting rung
+  double free_at_start_ = -1;
   std::chrono::steady_clock::time_point step_start_;
   IdleCpus idle_;
+  FreeCpus free_;
 };
 
 }  // namespace attnfc::kernels
