@@ -199,13 +199,27 @@ struct PanelSeries {
   std::string label, lead;
 };
 
-// Forecasts the pending series in one batch and appends their rows in order.
+// Forecasts the pending series in one batch and appends their rows in order. A series whose
+// context holds nothing the model can read is left out with a warning (one dead sensor must
+// not cost the other series their forecasts), or refused with --strict; `skipped` counts them.
 void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pending,
-           InputForecast& out, const LevelColumns& cols, const std::string& model) {
-  std::vector<SeriesToForecast> windows;
-  for (const PanelSeries& p : pending)
-    windows.push_back({&p.series, &p.scaler, &p.known, &p.label});
-  const std::vector<std::vector<float>> forecasts = forecast_windows(lm, H, windows);
+           InputForecast& out, const LevelColumns& cols, const PredictOptions& a, size_t& skipped) {
+  std::vector<std::vector<float>> forecasts;
+  for (;;) {
+    std::vector<SeriesToForecast> windows;
+    for (const PanelSeries& p : pending)
+      windows.push_back({&p.series, &p.scaler, &p.known, &p.label});
+    try {
+      forecasts = forecast_windows(lm, H, windows);
+      break;
+    } catch (const UnreadableWindow& e) {
+      if (a.strict) throw InputError(std::string(e.what()) + "; refused by --strict");
+      spdlog::warn("{}; that series is not forecast (--strict refuses it)", e.found());
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(e.window()));
+      ++skipped;
+    }
+  }
+  const std::string& model = a.model;
   for (size_t i = 0; i < pending.size(); ++i) {
     check_finite(forecasts[i], pending[i].series, H, pending[i].label, model);
     append_rows(out, pending[i].series, forecasts[i], pending[i].label, pending[i].lead, cols);
@@ -229,7 +243,7 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
   InputForecast out = empty_forecast(panel, input, cols);
   out.time_name = csv_cell(panel.id_column) + "," + out.time_name;
   const std::vector<data::SeriesSegment> segments = panel.series_segments();
-  size_t unseen = 0;
+  size_t unseen = 0, skipped = 0, chosen = 0;
   std::vector<PanelSeries> pending;
   for (const size_t k : chosen_series(segments, a.ids, input)) {
     PanelSeries p{data::series_of(panel, k),
@@ -245,9 +259,14 @@ InputForecast forecast_panel(const train::LoadedModel& lm, data::TimeSeries& pan
     unseen += stored ? 0 : 1;
     p.known = known_for(lm, p.series, p.scaler, segments[k].id, futures, p.label, H);
     pending.push_back(std::move(p));
-    if (pending.size() == kBatch) flush(lm, H, pending, out, cols, a.model);
+    if (pending.size() == kBatch) flush(lm, H, pending, out, cols, a, skipped);
+    ++chosen;
   }
-  flush(lm, H, pending, out, cols, a.model);
+  flush(lm, H, pending, out, cols, a, skipped);
+  if (chosen > 0 && skipped == chosen)
+    throw InputError(input + ": none of the " + std::to_string(chosen) +
+                     " series has a value in the rows the model reads (warnings above); "
+                     "expected at least one to forecast");
   if (unseen > 0)
     spdlog::warn("{}: {} series the model was not trained on, each scaled by its own history",
                  input, unseen);

@@ -95,9 +95,10 @@ std::vector<std::vector<float>> forecast_windows(const train::LoadedModel& lm, i
     const data::TimeSeries& series = *windows[e.window()].series;
     const std::string what =
         e.channel() >= 0 ? "column '" + series.channels[e.channel()] + "'" : "every column";
-    throw InputError(*windows[e.window()].label + ": " + what + " is missing in all of the last " +
-                     std::to_string(e.steps()) + " rows, which " + lm.path +
-                     " reads; expected at least one value there");
+    throw UnreadableWindow(*windows[e.window()].label + ": " + what +
+                               " is missing in all of the last " + std::to_string(e.steps()) +
+                               " rows, which " + lm.path + " reads",
+                           static_cast<size_t>(e.window()));
   }
   std::vector<std::vector<float>> out;
   out.reserve(windows.size());

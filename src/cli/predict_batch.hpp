@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnfc/base/error.hpp"
 #include "attnfc/base/sample.hpp"
 #include "attnfc/data/scaler.hpp"
 #include "attnfc/data/series.hpp"
@@ -21,6 +22,21 @@ struct SeriesToForecast {
   const data::Scaler* scaler;
   const SampleBuffers* known;
   const std::string* label;  // how errors name the series ("in.csv: series 'H1'")
+};
+
+// What forecast_windows throws when a window's context holds nothing the model can read
+// (model::UnobservedContext): the message names the series and column, window() is its
+// index among the windows, so that a panel can leave that series out and go on.
+class UnreadableWindow : public InputError {
+ public:
+  UnreadableWindow(const std::string& found, size_t window)
+      : InputError(found + "; expected at least one value there"), found_(found), window_(window) {}
+  const std::string& found() const { return found_; }  // what() without what was expected
+  size_t window() const { return window_; }
+
+ private:
+  std::string found_;
+  size_t window_;
 };
 
 // The forecast of each window in original units, H steps: [H, C] for a point model; with

@@ -182,3 +182,34 @@ TEST_CASE(
   CHECK(bad_weight.code == 2);
   CHECK(contains(bad_weight.out, "train.series_weighting"));
 }
+
+TEST_CASE("panel: a series with no value in the model's context is left out, the rest forecast") {
+  Scratch s;
+  const std::string csv = write_panel(s.dir);
+  const std::string config =
+      cli_test::write_panel_config(s.dir, "gap.json", csv, R"("missing": "interpolate",)");
+  const Run train = run_attnfc("train --config " + config + " --out " + s.dir + "/run");
+  REQUIRE_MESSAGE(train.code == 0, train.out);
+  const std::string model = s.dir + "/run/model.safetensors";
+  // a's last 60 loads empty: the model reads 48.
+  const std::string dead =
+      cli_test::write_long_panel(s.dir + "/dead.csv", {"a", "b"}, {300, 250}, [](int k, int t) {
+        return k == 0 && t >= 240 ? std::nan("") : 5 + std::sin(2 * M_PI * t / 24);
+      });
+  const Run r = run_attnfc("predict -m " + model + " -i " + dead + " -o " + s.dir + "/f.csv");
+  REQUIRE_MESSAGE(r.code == 0, r.out);
+  CHECK_MESSAGE(contains(r.out, dead +
+                                    ": series 'a': column 'load' is missing in all of the last "
+                                    "48 rows, which " +
+                                    model + " reads; that series is not forecast"),
+                r.out);
+  const std::string fc = slurp(s.dir + "/f.csv");
+  CHECK_FALSE(contains(fc, "\na,"));
+  CHECK(contains(fc, "\nb,"));
+  // Refused with --strict; and when no chosen series is left, one line and exit 2.
+  CHECK(run_attnfc("predict --strict -m " + model + " -i " + dead).code == 2);
+  const Run only = run_attnfc("predict -m " + model + " -i " + dead + " --id a");
+  CHECK(only.code == 2);
+  CHECK(
+      contains(only.out, dead + ": none of the 1 series has a value in the rows the model reads"));
+}
