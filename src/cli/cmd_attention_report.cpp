@@ -129,6 +129,11 @@ Report gather(const AttentionReportOptions& o, const train::LoadedModel& lm,
       ctx[t * tc + c] = series.value(r.start + t, src_c);
       obs[t * tc + c] = series.is_observed(r.start + t, src_c) ? 1 : 0;
     }
+  if (std::none_of(obs.begin(), obs.end(), [](uint8_t v) { return v != 0; }))
+    throw InputError("--window: " + o.input + ": the window of rows " + std::to_string(r.start) +
+                     ".." + std::to_string(r.end) + " holds no value of " +
+                     (mixed ? std::string("any column") : "'" + series.channels[r.channel] + "'") +
+                     "; expected a window with one (--window END picks another)");
   const data::Scaler scaler = lm.scaler_of(series, {0, series.rows()}, "attention");
   if (mixed)
     scaler.transform(ctx.data(), static_cast<size_t>(r.length));

@@ -210,6 +210,13 @@ TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for e
   CHECK_MESSAGE(r.code == 0, r.out);
   CHECK(contains(slurp(scratch.dir + "/p.html"),
                  "Not drawn: column &#39;OT&#39; is missing in all of the last 32 rows"));
+  // attention on that last window: one line naming the rows and the column, exit 2.
+  r = run_attnfc("attention --model " + model + " --input " + tail);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(contains(r.out, "--window: " + tail +
+                                    ": the window of rows 668..700 holds no "
+                                    "value of 'OT'; expected a window with one"),
+                r.out);
 }
 
 TEST_CASE("cli: calibration leaves out the validation windows no forecaster can read") {
