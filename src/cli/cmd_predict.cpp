@@ -219,9 +219,8 @@ void flush(const train::LoadedModel& lm, int H, std::vector<PanelSeries>& pendin
       ++skipped;
     }
   }
-  const std::string& model = a.model;
   for (size_t i = 0; i < pending.size(); ++i) {
-    check_finite(forecasts[i], pending[i].series, H, pending[i].label, model);
+    check_finite(forecasts[i], pending[i].series, H, pending[i].label, a.model);
     append_rows(out, pending[i].series, forecasts[i], pending[i].label, pending[i].lead, cols);
   }
   pending.clear();
