@@ -110,11 +110,16 @@ size_t WindowSampler::keep_windows_with_context() {
     return 0;
   // Target channels only: a past covariate with no value in the context is read as missing,
   // and neither the model nor a baseline needs it to forecast the targets.
-  const auto has_context = [&](const WindowRef& w) {
-    if (mode_ == ChannelMode::kMixed) return series_->unobserved_target(w.start_row, context_) < 0;
-    if (w.channel >= series_->num_targets()) return true;
+  const auto lane_seen = [&](size_t row, size_t channel) {
     for (size_t t = 0; t < context_; ++t)
-      if (series_->is_observed(w.start_row + t, w.channel)) return true;
+      if (series_->is_observed(row + t, channel)) return true;
+    return false;
+  };
+  const auto has_context = [&](const WindowRef& w) {
+    if (mode_ != ChannelMode::kMixed)
+      return w.channel >= series_->num_targets() || lane_seen(w.start_row, w.channel);
+    for (size_t c = 0; c < series_->num_targets(); ++c)
+      if (lane_seen(w.start_row, c)) return true;
     return false;
   };
   size_t kept = 0;
@@ -170,6 +175,23 @@ size_t WindowSampler::fill_samples(size_t first, size_t max_count, SampleBuffers
     fill_known(*series_, w.start_row + context_, b, out);
   }
   return count;
+}
+
+size_t uncount_unreadable_lanes(SampleBuffers& s, size_t count) {
+  const auto L = static_cast<size_t>(s.context), H = static_cast<size_t>(s.horizon);
+  const auto W = static_cast<size_t>(s.width);
+  size_t left_out = 0;
+  for (size_t b = 0; b < count; ++b)
+    for (size_t k = 0; k < W; ++k) {
+      const uint8_t* obs = s.context_observed.data() + b * L * W + k;
+      bool seen = false;
+      for (size_t t = 0; t < L && !seen; ++t) seen = obs[t * W] != 0;
+      if (seen) continue;
+      uint8_t* tgt = s.target_observed.data() + b * H * W + k;
+      for (size_t t = 0; t < H; ++t) tgt[t * W] = 0;
+      ++left_out;
+    }
+  return left_out;
 }
 
 }  // namespace attnfc::data

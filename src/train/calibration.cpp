@@ -77,6 +77,7 @@ void for_each_batch(const data::TimeSeries& scaled, const std::vector<EvalPart>&
   for (size_t k = 0;; ++k) {
     const auto n = static_cast<int64_t>(windows.fill_batch(k, samples));
     if (n == 0) break;
+    data::uncount_unreadable_lanes(samples, static_cast<size_t>(n));
     f.forecast(samples.view(n), out.data());
     seen(samples, n, out.data());
   }

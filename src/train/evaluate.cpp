@@ -111,19 +111,23 @@ void check_twins(const std::vector<NamedForecaster>& all) {
   }
 }
 
-// Once per split: its windows whose context holds no observed value of some target column,
-// which no forecaster can forecast and every one leaves out.
+// Once per split: its windows whose context holds no observed value of any target column,
+// and the target columns of other windows with none (`lanes`), which no forecaster can
+// forecast and every one leaves out.
 void warn_unscored(const data::TimeSeries& scaled, const std::vector<data::RowRange>& ranges,
-                   size_t skipped, size_t total, int context) {
+                   size_t skipped, size_t total, size_t lanes, int context) {
   static std::set<std::pair<size_t, size_t>> warned;
-  if (!warned.emplace(ranges.front().begin, ranges.back().end).second) return;
+  if ((skipped == 0 && lanes == 0) ||
+      !warned.emplace(ranges.front().begin, ranges.back().end).second)
+    return;
   spdlog::warn(
-      "{}: {} of {} windows over rows {}..{} are not scored: a target column has no "
-      "observed value in their {} context steps (every forecaster leaves them out)",
-      scaled.source, skipped, total, ranges.front().begin, ranges.back().end, context);
+      "{}: over rows {}..{} of {} windows, {} hold no observed value of any target column in "
+      "their {} context steps and are not scored, and {} target columns of the others have "
+      "none there and are not scored in them (every forecaster leaves them out)",
+      scaled.source, ranges.front().begin, ranges.back().end, total, skipped, context, lanes);
 }
 
-// The windows every forecaster scores: each complete window of `ranges` in which every target
+// The windows every forecaster scores: each complete window of `ranges` in which a target
 // column has a value in the context (`skipped` counts the others); InputError when none is.
 data::WindowSampler scoring_windows(const data::TimeSeries& scaled,
                                     const std::vector<data::RowRange>& ranges, int L, int H,
@@ -137,7 +141,7 @@ data::WindowSampler scoring_windows(const data::TimeSeries& scaled,
   if (windows.num_windows() == 0 && skipped > 0)
     throw InputError(scaled.source + ": evaluation: rows " + rows + " hold " +
                      std::to_string(skipped) + " complete windows of " + shape +
-                     ", and in every one a target column is missing in the whole context; "
+                     ", and in every one each target column is missing in the whole context; "
                      "expected at least one window with a value there");
   if (windows.num_windows() == 0)
     throw InputError(scaled.source + ": evaluation: the split (rows " + rows + " of " +
@@ -158,7 +162,6 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
   size_t skipped = 0;
   const data::WindowSampler windows = scoring_windows(scaled, ranges, L, H, skipped);
   const auto n = static_cast<int64_t>(windows.num_windows());
-  if (skipped > 0) warn_unscored(scaled, ranges, skipped, skipped + static_cast<size_t>(n), L);
   batch = std::max<int64_t>(1, batch);
   SampleBuffers samples(batch, L, H, C);
   data::reserve_known(scaled, samples);
@@ -184,9 +187,11 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
           {f.name, r.sc.part[0].result(), r.sc.part[1].result(), {}, {}, {}});
   };
   for (Running& r : run) open_part(r);
+  size_t lanes = 0;  // target columns of kept windows left out
   for (int64_t first = 0, k = 0; first < n; first += batch, ++k) {
     if (stop && stop->load()) throw ScoringInterrupted();
     const auto b = static_cast<int64_t>(windows.fill_batch(static_cast<size_t>(k), samples));
+    lanes += data::uncount_unreadable_lanes(samples, static_cast<size_t>(b));
     for (size_t j = 0; j < forecasters.size(); ++j) {
       const NamedForecaster& f = forecasters[j];
       Running& r = run[j];
@@ -215,6 +220,7 @@ PanelScores evaluate_parts(const data::TimeSeries& scaled, const std::vector<Eva
       }
     }
   }
+  warn_unscored(scaled, ranges, skipped, skipped + static_cast<size_t>(n), lanes, L);
   for (size_t j = 0; j < forecasters.size(); ++j) {
     Running& r = run[j];
     close_part(forecasters[j], r);

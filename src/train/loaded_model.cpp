@@ -9,6 +9,7 @@
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/train/calibration.hpp"
 #include "attnfc/train/known_setup.hpp"
+#include "member_sums.hpp"
 
 namespace attnfc::train {
 
@@ -34,113 +35,9 @@ KnownInputs repeat_known(const KnownInputs& k, int64_t batch, int C, int H, Samp
 
 }  // namespace
 
-namespace {
-
-// The members' forecasts of one batch of samples ([samples, L, width] contexts): per sample
-// the sum of the point forecasts and, when asked for, of the levels, over the members that
-// forecast it, in the members' order (as the mean's bits need), and how many did.
-struct MemberSums {
-  std::vector<float> point;   // [samples, H, width]
-  std::vector<float> levels;  // [samples, H, Q, width] when asked for
-  std::vector<int> count;     // [samples]
-};
-
-// Samples whose last `steps` steps hold no observed value: a member reading only those
-// steps cannot forecast them. Empty when every sample has one (or all are observed).
-std::vector<int64_t> blind_samples(const uint8_t* observed, int64_t samples, int L, int width,
-                                   int steps) {
-  std::vector<int64_t> blind;
-  if (!observed || steps >= L) return blind;
-  const int64_t row = static_cast<int64_t>(L) * width, tail = static_cast<int64_t>(steps) * width;
-  for (int64_t s = 0; s < samples; ++s) {
-    const uint8_t* last = observed + s * row + (row - tail);
-    if (std::none_of(last, last + tail, [](uint8_t o) { return o != 0; })) blind.push_back(s);
-  }
-  return blind;
-}
-
-// A shorter member (train.ensemble_contexts) abstains from the samples it sees no observed
-// value of, rather than failing the batch: it forecasts a copy of the batch in which their
-// last step reads 0 in every channel, and that forecast is dropped. Member 1 reads the
-// whole context, so every sample keeps at least its forecast, or fails as a single
-// network would.
-MemberSums sum_members(const Members& members, const float* values, const uint8_t* observed,
-                       int64_t samples, int L, int width, int H, const KnownInputs& inputs,
-                       bool want_levels) {
-  MemberSums sums;
-  sums.count.assign(static_cast<size_t>(samples), 0);
-  std::vector<float> lv, patched_values;
-  std::vector<uint8_t> patched_observed;
-  for (const model::PatchTransformer* m : members) {
-    const std::vector<int64_t> blind =
-        blind_samples(observed, samples, L, width, m->config().context_length);
-    if (static_cast<int64_t>(blind.size()) == samples) continue;
-    const float* v = values;
-    const uint8_t* o = observed;
-    if (!blind.empty()) {
-      const int64_t row = static_cast<int64_t>(L) * width;
-      patched_values.assign(values, values + samples * row);
-      patched_observed.assign(observed, observed + samples * row);
-      for (const int64_t s : blind) {
-        std::fill_n(patched_values.begin() + (s + 1) * row - width, width, 0.0f);
-        std::fill_n(patched_observed.begin() + (s + 1) * row - width, width, uint8_t{1});
-      }
-      v = patched_values.data(), o = patched_observed.data();
-    }
-    const std::vector<float> f =
-        m->forecast(v, o, samples, L, H, inputs, want_levels ? &lv : nullptr);
-    if (sums.point.empty()) sums.point.assign(f.size(), 0.0f);
-    if (want_levels && sums.levels.empty()) sums.levels.assign(lv.size(), 0.0f);
-    const int64_t pb = static_cast<int64_t>(f.size()) / samples;
-    const int64_t lb = static_cast<int64_t>(lv.size()) / samples;
-    size_t next_blind = 0;
-    for (int64_t s = 0; s < samples; ++s) {
-      if (next_blind < blind.size() && blind[next_blind] == s) {
-        ++next_blind;
-        continue;
-      }
-      // The point sum starts from the first member's values and the level sum from 0.0f,
-      // as before members could abstain (the bits of -0.0f differ).
-      const bool first = sums.count[static_cast<size_t>(s)]++ == 0;
-      for (int64_t i = s * pb; i < (s + 1) * pb; ++i)
-        sums.point[i] = first ? f[i] : sums.point[i] + f[i];
-      if (!want_levels) continue;
-      for (int64_t i = s * lb; i < (s + 1) * lb; ++i) sums.levels[i] += lv[i];
-    }
-  }
-  return sums;
-}
-
-// Each sample's sums divided by the number of members that forecast it.
-void divide_by_count(std::vector<float>& v, const std::vector<int>& count) {
-  const int64_t block = static_cast<int64_t>(v.size()) / static_cast<int64_t>(count.size());
-  for (size_t s = 0; s < count.size(); ++s) {
-    if (count[s] <= 1) continue;
-    const auto k = static_cast<float>(count[s]);
-    for (int64_t i = static_cast<int64_t>(s) * block; i < static_cast<int64_t>(s + 1) * block; ++i)
-      v[i] /= k;
-  }
-}
-
-// The members' mean levels, reordered into the window layout [batch, H, Q, C] (a
-// channel-independent sample b * C + c is window b's channel c).
-void window_levels(const std::vector<float>& mean, int Q, int H, bool mixed, int64_t batch, int C,
-                   std::vector<float>& out) {
-  out.resize(mean.size());
-  for (int64_t b = 0; b < batch; ++b)
-    for (int h = 0; h < H; ++h)
-      for (int q = 0; q < Q; ++q)
-        for (int c = 0; c < C; ++c) {
-          const int64_t dst = ((b * H + h) * Q + q) * C + c;
-          const int64_t src = mixed ? dst : ((b * C + c) * H + h) * Q + q;
-          out[static_cast<size_t>(dst)] = mean[src];
-        }
-}
-
-}  // namespace
-
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon,
-                                 std::vector<float>* levels, const Calibration* cal) {
+                                 std::vector<float>* levels, const Calibration* cal,
+                                 bool nan_for_unreadable) {
   if (members.empty()) throw std::logic_error("model_forecaster: no networks");
   const model::ModelConfig& cfg = members.front()->config();
   const int L = cfg.context_length;
@@ -152,8 +49,8 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
   auto obs = std::make_shared<std::vector<uint8_t>>();
   auto known = std::make_shared<SampleBuffers>();
   const int model_h = cfg.horizon;  // known inputs always cover the model's H steps
-  return [members, L, H, C, mixed, ctx, obs, known, model_h, levels, cal](const SampleBatch& s,
-                                                                          float* out) {
+  return [members, L, H, C, mixed, ctx, obs, known, model_h, levels, cal, nan_for_unreadable](
+             const SampleBatch& s, float* out) {
     if (s.context != L || s.width != C)
       throw std::invalid_argument("model_forecaster: samples of another shape");
     const int64_t batch = s.count, n = batch * L * C;
@@ -174,10 +71,10 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
     }
     const int64_t samples = mixed ? batch : batch * C;
     const KnownInputs inputs = mixed ? s.known : repeat_known(s.known, batch, C, model_h, *known);
-    MemberSums sums;
+    detail::MemberSums sums;
     try {
-      sums = sum_members(members, values, observed, samples, L, mixed ? C : 1, H, inputs,
-                         levels != nullptr);
+      sums = detail::sum_members(members, values, observed, samples, L, mixed ? C : 1, H, inputs,
+                                 levels != nullptr, nan_for_unreadable);
     } catch (const model::NonFiniteForecast& e) {
       // Channel-independent: sample b * C + c is channel c of window b.
       throw model::NonFiniteForecast(mixed ? e.window() : e.window() / C);
@@ -186,14 +83,15 @@ BatchForecaster model_forecaster(const Members& members, int channels, int horiz
       throw model::UnobservedContext(e.window() / C, e.steps(), e.window() % C);
     }
     std::vector<float>& f = sums.point;
-    divide_by_count(f, sums.count);
+    detail::divide_by_count(f, sums.count);
     for (int64_t b = 0; b < batch; ++b)
       for (int h = 0; h < H; ++h)
         for (int c = 0; c < C; ++c)
           out[(b * H + h) * C + c] = mixed ? f[(b * H + h) * C + c] : f[(b * C + c) * H + h];
     if (levels) {
-      divide_by_count(sums.levels, sums.count);
-      window_levels(sums.levels, members.front()->config().levels(), H, mixed, batch, C, *levels);
+      detail::divide_by_count(sums.levels, sums.count);
+      detail::window_levels(sums.levels, members.front()->config().levels(), H, mixed, batch, C,
+                            *levels);
     }
     if (levels && cal) cal->apply(levels->data(), batch, H);
   };

@@ -134,8 +134,9 @@ double Scorer::validation_mse(const Members& model, int64_t max_windows) const {
     }
   }
   const int C = static_cast<int>(series_->num_channels());
-  const PanelScores scored = evaluate_parts(scaled_, parts, context_, horizon_, batch_,
-                                            {{"attnfc", model_forecaster(model, C)}}, false);
+  const PanelScores scored =
+      evaluate_parts(scaled_, parts, context_, horizon_, batch_,
+                     {{"attnfc", model_forecaster(model, C, 0, nullptr, nullptr, true)}}, false);
   const Metrics& m = scored.all.front().scaled;
   return m.windows > 0 ? m.mse : std::nan("");
 }
@@ -161,9 +162,11 @@ namespace {
 // The model's forecaster; a quantile model's also fills its levels, scored as intervals.
 NamedForecaster quantile_aware(const std::string& name, const Members& m, int C) {
   const model::ModelConfig& cfg = m.front()->config();
-  if (cfg.levels() == 1) return {name, model_forecaster(m, C), {}, nullptr};
+  // NaN where a sample's context is unreadable: scoring does not count those targets.
+  if (cfg.levels() == 1)
+    return {name, model_forecaster(m, C, 0, nullptr, nullptr, true), {}, nullptr};
   auto levels = std::make_shared<std::vector<float>>();
-  return {name, model_forecaster(m, C, 0, levels.get()), cfg.quantiles, levels};
+  return {name, model_forecaster(m, C, 0, levels.get(), nullptr, true), cfg.quantiles, levels};
 }
 
 // "attnfc-calibrated": forecaster `base` of `all` (the raw model) with `cal` applied to

@@ -199,11 +199,12 @@ TEST_CASE("cli: a gap longer than the context leaves its windows unscored, for e
   const std::string blind = etth1_with_gap(scratch.dir, 530, 700);
   r = run_attnfc("evaluate -m " + model + " -i " + blind);
   CHECK(r.code == 2);
-  CHECK_MESSAGE(contains(r.out, blind + ": evaluation: rows 538..690 hold 113 complete windows of "
-                                        "context 32 + horizon 8, and in every one a target column "
-                                        "is missing in the whole context; expected at least one "
-                                        "window with a value there"),
-                r.out);
+  CHECK_MESSAGE(
+      contains(r.out, blind + ": evaluation: rows 538..690 hold 113 complete windows of "
+                              "context 32 + horizon 8, and in every one each target column "
+                              "is missing in the whole context; expected at least one "
+                              "window with a value there"),
+      r.out);
   // The forecast after the data is not drawn when the last 32 rows hold no OT.
   const std::string tail = etth1_with_gap(scratch.dir, 660, 700);
   r = run_attnfc(plot + tail + " --window 0");
@@ -239,4 +240,29 @@ TEST_CASE("cli: calibration leaves out the validation windows no forecaster can 
   CHECK(contains(r.out, "intervals calibrated on 93 validation values a step"));
   const auto metrics = nlohmann::json::parse(slurp(scratch.dir + "/run/metrics.json"));
   CHECK(metrics["val"]["unscored_windows"] == 20);
+}
+
+TEST_CASE("cli: one target column missing across a context leaves only its values unscored") {
+  // Two targets, channel-independent; OT missing on 600..650: in the test windows starting at
+  // 600..619 OT's 8 values are not scored, HUFL's are, for every forecaster.
+  const cli_test::ScratchDir scratch("attnfc_cli_gap_two_");
+  const std::string csv = etth1_with_gap(scratch.dir, 600, 650);
+  std::ofstream(scratch.dir + "/two.json") << R"({
+  "data": {"path": ")" + csv + R"(", "columns": ["HUFL", "OT"], "missing": "interpolate",
+           "split": {"train_rows": 450, "val_rows": 120, "test_rows": 120}},
+  "model": {"context_length": 32, "patch_len": 8, "horizon": 8, "d_model": 8, "n_heads": 2,
+            "n_layers": 1, "ff_mult": 1, "dropout": 0.0},
+  "train": {"epochs": 1, "batch_size": 16, "max_steps_per_epoch": 4, "lr": 0.003, "seed": 3}
+})";
+  const Run r =
+      run_attnfc("train --config " + scratch.dir + "/two.json --out " + scratch.dir + "/run");
+  REQUIRE_MESSAGE(r.code == 0, r.out);  // before: exit 2, the model refused OT's empty context
+  CHECK(contains(r.out, "0 hold no observed value of any target column"));
+  CHECK(contains(r.out, "20 target columns of the others have none there"));
+  const auto metrics = nlohmann::json::parse(slurp(scratch.dir + "/run/metrics.json"));
+  CHECK_FALSE(metrics["test"].contains("unscored_windows"));
+  for (const auto& [name, m] : metrics["test"]["models"].items()) {
+    CHECK_MESSAGE(m["scaled"]["windows"] == 113, name);
+    CHECK_MESSAGE(m["scaled"]["values"] == 113 * 8 * 2 - 20 * 8, name);
+  }
 }

@@ -198,34 +198,53 @@ TEST_CASE("shuffling is a seeded permutation, reproducible and seed-dependent") 
   CHECK(a.window(3).start_row == 150);
 }
 
-TEST_CASE("windows: scoring keeps only the windows with an observed value in every lane") {
+TEST_CASE("windows: scoring keeps the windows with a target to score, and uncounts blind lanes") {
   // b missing on rows 10..19: a 6-step context inside them sees nothing of b.
   std::vector<size_t> gap;
   for (size_t r = 10; r < 20; ++r) gap.push_back(r);
   const TimeSeries s = synthetic(40, gap, MissingPolicy::kInterpolate);
-  const auto blind = [](size_t start, size_t channel) {  // b's context rows all in the gap
-    return channel == 1 && start >= 10 && start + 6 <= 20;
-  };
-  for (const ChannelMode mode : {ChannelMode::kMixed, ChannelMode::kIndependent}) {
-    WindowSampler w(s, RowRange{0, 40}, 6, 2, mode);
-    const size_t all = w.num_windows();  // 33 per lane
-    const size_t removed = w.keep_windows_with_context();
-    CHECK(removed == 5);  // starts 10..14: of b alone, or the mixed windows holding b
-    CHECK(w.num_windows() == all - removed);
-    for (size_t p = 0; p < w.num_windows(); ++p) {
-      const WindowRef r = w.window(p);
-      CHECK_FALSE(blind(r.start_row, mode == ChannelMode::kMixed ? 1 : r.channel));
-      if (p > 0) CHECK(w.window(p - 1).start_row <= r.start_row);  // still in time order
-    }
-    w.reset_order();
-    CHECK(w.num_windows() == all);
-    w.keep_windows_with_context();
-    w.shuffle(3);
-    CHECK(w.num_windows() == all);
-    w.keep_windows_with_context();
-    w.draw_by_series(3);
-    CHECK(w.num_windows() == all);
+  const auto blind = [](size_t start) { return start >= 10 && start + 6 <= 20; };  // 10..14
+  // Channel-independent windows: b's own windows there are removed (5 of 33 per lane).
+  WindowSampler own(s, RowRange{0, 40}, 6, 2, ChannelMode::kIndependent);
+  const size_t all = own.num_windows();
+  CHECK(own.keep_windows_with_context() == 5);
+  CHECK(own.num_windows() == all - 5);
+  for (size_t p = 0; p < own.num_windows(); ++p) {
+    const WindowRef r = own.window(p);
+    CHECK_FALSE((r.channel == 1 && blind(r.start_row)));
+    if (p > 0) CHECK(own.window(p - 1).start_row <= r.start_row);  // still in time order
   }
+  own.reset_order();
+  CHECK(own.num_windows() == all);
+  own.keep_windows_with_context();
+  own.shuffle(3);
+  CHECK(own.num_windows() == all);
+  own.keep_windows_with_context();
+  own.draw_by_series(3);
+  CHECK(own.num_windows() == all);
+  // Mixed windows keep a to score: none is removed, and b's targets do not count in 10..14.
+  WindowSampler mixed_all(s, RowRange{0, 40}, 6, 2, ChannelMode::kMixed);
+  CHECK(mixed_all.keep_windows_with_context() == 0);
+  SampleBuffers batch(33, 6, 2, 2);
+  REQUIRE(mixed_all.fill_batch(0, batch) == 33);
+  CHECK(uncount_unreadable_lanes(batch, 33) == 5);
+  for (size_t w = 0; w < 33; ++w)
+    for (size_t t = 0; t < 2; ++t) {
+      CHECK(batch.target_observed[(w * 2 + t) * 2 + 0] == 1);
+      CHECK(batch.target_observed[(w * 2 + t) * 2 + 1] == (blind(w) ? 0 : 1));
+    }
+  // Both columns missing on 10..19: then the mixed windows there have nothing to score.
+  std::string text = "date,a,b\n";
+  for (size_t r = 0; r < 40; ++r) {
+    const bool miss = r >= 10 && r < 20;
+    text += std::to_string(1700000000 + 3600 * r) + "," +
+            (miss ? std::string("NA,NA") : std::to_string(r) + "," + std::to_string(r)) + "\n";
+  }
+  CsvOptions opt;
+  opt.missing = MissingPolicy::kInterpolate;
+  const TimeSeries both = load_series(CsvTable::parse(text, "both.csv"), opt);
+  WindowSampler mixed_both(both, RowRange{0, 40}, 6, 2, ChannelMode::kMixed);
+  CHECK(mixed_both.keep_windows_with_context() == 5);
   // With b a past covariate (target_channels 1), only a must be seen: nothing is removed.
   TimeSeries with_covariate = s;
   with_covariate.target_channels = 1;

@@ -59,11 +59,12 @@ class WindowSampler {
 
   WindowRef window(size_t position) const;
 
-  // For scoring: keeps in the order only the windows in which every target lane (each target
-  // channel of a mixed window, a window's own channel otherwise; past covariates need not)
-  // has an observed value somewhere in its context, since no forecaster (a baseline, the
-  // model) can forecast a target from nothing. Returns how many windows it removed.
-  // reset_order(), shuffle() and draw_by_series() bring every window back.
+  // For scoring: keeps in the order only the windows with something to score: a target lane
+  // (a target channel of a mixed window, a window's own channel otherwise; past covariates
+  // do not count) with an observed value somewhere in its context, since no forecaster (a
+  // baseline, the model) can forecast a target from nothing. The other target lanes of a
+  // kept window are left out by uncount_unreadable_lanes. Returns how many windows it
+  // removed. reset_order(), shuffle() and draw_by_series() bring every window back.
   size_t keep_windows_with_context();
 
   // Fills samples order[first, first + count) into `out` (the sample layout of
@@ -89,5 +90,11 @@ class WindowSampler {
   size_t windows_per_channel_ = 0;
   std::vector<uint64_t> order_;
 };
+
+// For scoring, after fill_batch: in each of the first `count` samples, a lane with no
+// observed context value has its targets not counted (target_observed 0), for every
+// forecaster alike: none can forecast it (the model's forecaster returns NaN there when
+// built with nan_for_unreadable, a baseline too). Returns how many lanes it left out.
+size_t uncount_unreadable_lanes(SampleBuffers& s, size_t count);
 
 }  // namespace attnfc::data

@@ -33,9 +33,13 @@ using Members = std::vector<const model::PatchTransformer*>;
 // every level of every window, [count, H, Q, C], the members' mean (still increasing in Q).
 // calibration (optional): applied to those levels (train/calibration.hpp).
 struct Calibration;
+// nan_for_unreadable (scoring): a sample whose context holds no observed value gets NaN
+// forecasts (its targets must not count) instead of failing the call with
+// model::UnobservedContext; the other samples keep their bits.
 BatchForecaster model_forecaster(const Members& members, int channels, int horizon = 0,
                                  std::vector<float>* levels = nullptr,
-                                 const Calibration* calibration = nullptr);
+                                 const Calibration* calibration = nullptr,
+                                 bool nan_for_unreadable = false);
 
 struct LoadedModel {
   std::vector<std::unique_ptr<ag::ParameterSet>> params;
