@@ -32,12 +32,15 @@ size_t TimeSeries::total_missing() const {
   return t;
 }
 
+bool TimeSeries::observed_in(size_t channel, size_t first, size_t count) const {
+  for (size_t r = first; r < first + count; ++r)
+    if (is_observed(r, channel)) return true;
+  return false;
+}
+
 long TimeSeries::unobserved_target(size_t first, size_t count) const {
-  for (size_t c = 0; c < num_targets(); ++c) {
-    bool seen = false;
-    for (size_t r = first; r < first + count && !seen; ++r) seen = is_observed(r, c);
-    if (!seen) return static_cast<long>(c);
-  }
+  for (size_t c = 0; c < num_targets(); ++c)
+    if (!observed_in(c, first, count)) return static_cast<long>(c);
   return -1;
 }
 

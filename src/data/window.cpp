@@ -110,16 +110,12 @@ size_t WindowSampler::keep_windows_with_context() {
     return 0;
   // Target channels only: a past covariate with no value in the context is read as missing,
   // and neither the model nor a baseline needs it to forecast the targets.
-  const auto lane_seen = [&](size_t row, size_t channel) {
-    for (size_t t = 0; t < context_; ++t)
-      if (series_->is_observed(row + t, channel)) return true;
-    return false;
-  };
   const auto has_context = [&](const WindowRef& w) {
+    const size_t targets = series_->num_targets();
     if (mode_ != ChannelMode::kMixed)
-      return w.channel >= series_->num_targets() || lane_seen(w.start_row, w.channel);
-    for (size_t c = 0; c < series_->num_targets(); ++c)
-      if (lane_seen(w.start_row, c)) return true;
+      return w.channel >= targets || series_->observed_in(w.channel, w.start_row, context_);
+    for (size_t c = 0; c < targets; ++c)
+      if (series_->observed_in(c, w.start_row, context_)) return true;
     return false;
   };
   size_t kept = 0;

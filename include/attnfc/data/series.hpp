@@ -136,6 +136,8 @@ struct TimeSeries {
   size_t total_missing() const;
   // Channels [0, target_channels), or every channel when target_channels is 0.
   size_t num_targets() const { return target_channels > 0 ? target_channels : num_channels(); }
+  // Whether `channel` has an observed value in rows [first, first + count).
+  bool observed_in(size_t channel, size_t first, size_t count) const;
   // The first target channel with no observed value in rows [first, first + count), or -1:
   // no forecaster can forecast a target from such a context (filled cells are no values).
   long unobserved_target(size_t first, size_t count) const;

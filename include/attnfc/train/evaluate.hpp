@@ -82,8 +82,8 @@ struct EvalPart {
 struct PanelScores {
   std::vector<ScoredModel> all;                    // every window of every part
   std::vector<std::vector<ScoredModel>> per_part;  // per part, when asked for
-  // Complete windows left out because a target column has no observed value in their context
-  // (data::WindowSampler::keep_windows_with_context); not in any count above.
+  // Complete windows left out because no target column has an observed value in their
+  // context (data::WindowSampler::keep_windows_with_context); not in any count above.
   int64_t unscored = 0;
 };
 

@@ -81,7 +81,7 @@ class Scorer {
   std::vector<EvalPart> part_rows(const std::string& part) const;
   // The baselines; for a quantile model (levels q) seasonal naive and NLinear with levels.
   void add_baselines(const std::vector<float>& q, std::vector<NamedForecaster>& all) const;
-  std::string describe_part(const std::string& part, int64_t windows, int64_t unscored = 0) const;
+  std::string describe_part(const std::string& part, int64_t windows, int64_t unscored) const;
   std::string format_scores(const std::vector<ScoredModel>& scored) const;
   nlohmann::json breakdown_json(const std::vector<ScoredModel>& scored) const;
 
