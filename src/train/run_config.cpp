@@ -1,5 +1,7 @@
 #include "attnfc/train/run_config.hpp"
 
+#include <algorithm>
+
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_parse.hpp"
 #include "attnfc/data/time.hpp"
@@ -198,7 +200,11 @@ TrainConfig parse_train(const nlohmann::json& section) {
   TrainConfig t;
   t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 0, 100000));
   t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
-  t.micro_batches = static_cast<int>(s.get_int("micro_batches", t.micro_batches, 1, 4096));
+  // Two parts unless the batch is one window: on two cores they run side by side, one a
+  // thread, 1.3-1.5x the speed of one part (docs/BENCHMARKS.md); a fixed number, never
+  // the thread count, so the bits stay the same at any thread count.
+  t.micro_batches = static_cast<int>(
+      s.get_int("micro_batches", std::min(t.micro_batches, t.batch_size), 1, 4096));
   t.lr = s.get_number("lr", t.lr, 0, 10, true);
   t.min_lr = s.get_number("min_lr", t.min_lr, 0, 10);
   t.schedule = get_enum(s, "schedule", t.schedule);

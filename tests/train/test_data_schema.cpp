@@ -49,3 +49,20 @@ TEST_CASE("schema: every data key the parser writes is in configs/schema.json") 
     }
   }
 }
+
+TEST_CASE("schema: the train section's defaults are the parser's") {
+  const nlohmann::json schema =
+      load_json_file(std::string(ATTNFC_SOURCE_DIR) + "/configs/schema.json");
+  const nlohmann::json& props = schema["properties"]["train"]["properties"];
+  const nlohmann::json written =
+      train::to_json(train::parse_run_config({{"data", {{"path", "x.csv"}}}}))["train"];
+  for (const auto& [key, spec] : props.items()) {
+    CAPTURE(key);
+    // Keys written only when given (ensemble_contexts) have no default to compare.
+    if (!written.contains(key) || !spec.contains("default")) continue;
+    if (spec["default"].is_number_float() || written[key].is_number_float())
+      CHECK(spec["default"].get<double>() == doctest::Approx(written[key].get<double>()));
+    else
+      CHECK(spec["default"] == written[key]);
+  }
+}

@@ -187,6 +187,7 @@ TEST_CASE(
   j["train"]["epochs"] = 2;
   j["train"]["max_steps_per_epoch"] = 12;
   j["model"]["dropout"] = 0.0;
+  j["train"]["micro_batches"] = 1;  // the batch at once (the trainer's other path)
   const RunConfig whole = parse_run_config(j);
   j["train"]["micro_batches"] = 3;
   const RunConfig parts = parse_run_config(j);
@@ -222,4 +223,22 @@ TEST_CASE(
                        "each part of a batch needs a sample",
                        InputError);
   fs::remove_all(dir);
+}
+
+TEST_CASE("micro-batches: two parts unless the config says otherwise or the batch is one window") {
+  nlohmann::json j = config_for("unused.csv");
+  j["train"].erase("micro_batches");
+  j["train"]["batch_size"] = 32;
+  const RunConfig by_default = parse_run_config(j);
+  CHECK(by_default.train.micro_batches == 2);
+  // Written into config.json, so a resumed or re-run folder keeps its parts whatever a
+  // later default says.
+  CHECK(to_json(by_default)["train"]["micro_batches"] == 2);
+  j["train"]["batch_size"] = 1;
+  CHECK(parse_run_config(j).train.micro_batches == 1);
+  j["train"]["batch_size"] = 32;
+  j["train"]["micro_batches"] = 1;
+  CHECK(parse_run_config(j).train.micro_batches == 1);
+  j["train"]["micro_batches"] = 5;
+  CHECK(parse_run_config(j).train.micro_batches == 5);
 }

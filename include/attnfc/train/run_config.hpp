@@ -68,8 +68,9 @@ struct TrainConfig {
   int batch_size = 32;
   // Each step's batch in this many fixed, contiguous parts whose gradients are summed in
   // part order (train/grad_sum.hpp): the rule that makes an mpirun run of N <= micro_batches
-  // processes give the model of one process, bit for bit. 1 = the batch at once.
-  int micro_batches = 1;
+  // processes give the model of one process, bit for bit. 1 = the batch at once. A config
+  // that does not give it gets 2 (1 when batch_size is 1): parse_train.
+  int micro_batches = 2;
   double lr = 1e-3;
   double min_lr = 0.0;
   ScheduleKind schedule = ScheduleKind::kCosine;
