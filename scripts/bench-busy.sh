@@ -4,7 +4,9 @@
 # processes (shell loops). Shapes S (ETTh1 OT, context 336, patch 16, d_model 64, 4 heads,
 # 2 layers, horizon 96, batch 32) and M (d_model 128, 8 heads, 3 layers). Samples per second
 # of the training steps (train_log.csv, validation excluded), median over epochs 2.. of
-# REPEATS runs; the variants take turns so a change in the machine hits them alike.
+# REPEATS runs; the variants take turns so a change in the machine hits them alike. PARTS
+# (default 2, train.micro_batches' default) sets the parts a batch is cut into: the base
+# config, configs/etth1_S.json, says 1 to keep its published bits.
 #
 #   scripts/bench-busy.sh [build/attnfc] [REPEATS] [NEIGHBOUR COUNTS, e.g. "0 1 3"]
 set -euo pipefail
@@ -26,7 +28,8 @@ CORES=$(nproc)
 COMMON=(--set 'data.columns=["OT"]' --set model.context_length=336 --set model.patch_len=16
   --set model.horizon=96 --set model.linear_lookback=336 --set train.batch_size=32
   --set train.epochs=4 --set train.max_steps_per_epoch=150 --set train.max_val_windows=64
-  --set train.patience=0 --set train.evaluate_test=false --set train.ensemble=1)
+  --set train.patience=0 --set train.evaluate_test=false --set train.ensemble=1
+  --set train.micro_batches="${PARTS:-2}")
 S=(--set model.d_model=64 --set model.n_heads=4 --set model.n_layers=2)
 M=(--set model.d_model=128 --set model.n_heads=8 --set model.n_layers=3)
 
