@@ -10,7 +10,9 @@
 //                trained at the last position only); ref "S" as above
 //   S-parts, M-parts  S and M with train.micro_batches 2: the batch's two halves computed
 //                side by side, one a thread (train/part_workers.hpp), and summed; ref is
-//                the same shape in one part, timed just before
+//                the same shape in one part, timed just before; `attnfc train` cuts a
+//                batch in two by default (train.micro_batches 2)
+//   Long-parts, XL-parts  the same for Long and XL (their peak memory with two parts)
 // A step = forward + loss + backward + AdamW update, dropout 0.1. Metrics per case:
 //   samples/s         batch / median step time
 //   peak RSS MB       the process's peak resident memory while training minus its
@@ -110,6 +112,8 @@ int main(int argc, char** argv) {
       {"S-quantiles-last", 16, 336, 64, 4, 2, 96, 32, true, 1, true},
       {"S-parts", 16, 336, 64, 4, 2, 96, 32, false, 2},
       {"M-parts", 16, 336, 128, 8, 3, 96, 32, false, 2},
+      {"Long-parts", 1, 512, 64, 4, 2, 1, 32, false, 2},
+      {"XL-parts", 1, 2048, 64, 4, 1, 1, 4, false, 2},
   };
   std::map<std::string, double> samples_of;  // each case's samples/s: the later ones' ref
   for (const Shape& s : shapes) {
@@ -177,7 +181,8 @@ int main(int argc, char** argv) {
     const double scaling = opt.threads > 1 ? thread_scaling(train_step, opt) : NAN;
     const double peak_rss_mb = status_mb("VmHWM");
     const double params_mb = 4.0 * 4.0 * static_cast<double>(params.numel()) / 1e6;
-    const double arena_mb = static_cast<double>(graph.bytes_reserved()) / 1e6 + params_mb;
+    const double arena_mb =
+        static_cast<double>(graph.bytes_reserved() + workers.bytes_reserved()) / 1e6 + params_mb;
     const std::string name = s.name;
     samples_of[name] = s.batch / seconds;
     const std::string ref = s.quantiles ? "S" : s.parts > 1 ? name.substr(0, name.find('-')) : "";

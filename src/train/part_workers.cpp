@@ -31,6 +31,13 @@ PartWorkers::PartWorkers(const ag::ParameterSet& params, const SampleBuffers& sa
 
 PartWorkers::~PartWorkers() = default;
 
+size_t PartWorkers::bytes_reserved() const {
+  size_t bytes = 0;
+  for (const auto& slot : slots_)
+    bytes += slot->graph.bytes_reserved() + slot->grads.size() * sizeof(float);
+  return bytes;
+}
+
 // Forward and backward of one part on the calling thread, into the slot's own graph and
 // gradient buffer.
 void PartWorkers::run_part(Slot& slot, int part, const PartLoss& loss) {

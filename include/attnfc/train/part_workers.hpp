@@ -14,6 +14,7 @@
 // sum ((g_0 + g_1) + g_2) + ... is the one the one-thread loop forms: the same bits at
 // any thread count. Inside a worker every kernel runs on that worker's thread (the
 // kernels do not nest parallel regions). All memory is allocated by the constructor.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,6 +54,8 @@ class PartWorkers {
   ~PartWorkers();
 
   int workers() const { return static_cast<int>(slots_.size()); }
+  // The workers' graph arenas and gradient buffers, in bytes (for memory accounting).
+  size_t bytes_reserved() const;
   // How many parts run at once for `parts` parts on `threads` threads: all the threads
   // when every thread gets a part, else 1 (one part after another, each op on every
   // thread: no thread sits idle). The number of workers to construct, and run()'s rule.
