@@ -237,21 +237,24 @@ END {
     mk = "model_train" SUBSEP c SUBSEP "peak RSS MB" SUBSEP best_t
     vs_case[++nvs] = c; vs_t[nvs] = best_t; vs_speed[nvs] = best_v
     vs_mem[nvs] = (mk in vals) ? median(vals[mk]) : ""
-    vs_tspeed[nvs] = ((c SUBSEP "samples/s") in torch_best) ? torch_best[c SUBSEP "samples/s"] : ""
-    vs_tmem[nvs] = ((c SUBSEP "peak RSS MB") in torch_best) ? torch_best[c SUBSEP "peak RSS MB"] : ""
-    vs_tset[nvs] = (c in torch_setting) ? torch_setting[c] : ""
+    # "S-parts" (the batch in two parts, as `attnfc train` runs it by default) is the same
+    # model and batch as the "S" that torch trains, computing the batch at once.
+    tc = c; sub(/-parts$/, "", tc)
+    vs_tspeed[nvs] = ((tc SUBSEP "samples/s") in torch_best) ? torch_best[tc SUBSEP "samples/s"] : ""
+    vs_tmem[nvs] = ((tc SUBSEP "peak RSS MB") in torch_best) ? torch_best[tc SUBSEP "peak RSS MB"] : ""
+    vs_tset[nvs] = (tc in torch_setting) ? torch_setting[tc] : ""
   }
   if (nvs > 0) {
     print ""
     print "attnfc vs PyTorch (" torch_status ")"
-    hdr = sprintf("%-5s | %10s %3s | %10s %-11s | %6s | %10s %10s | %8s", "case", "attnfc s/s", "@t",
+    hdr = sprintf("%-16s | %10s %3s | %10s %-11s | %6s | %10s %10s | %8s", "case", "attnfc s/s", "@t",
                   "torch s/s", "setting", "speed", "attnfc MB", "torch MB", "mem a/t")
     print hdr
     sep = hdr; gsub(/./, "-", sep); print sep
     for (i = 1; i <= nvs; ++i) {
       sr = (vs_tspeed[i] != "" && vs_tspeed[i] + 0 > 0) ? sprintf("%.2fx", vs_speed[i] / vs_tspeed[i]) : "-"
       mr = (vs_mem[i] != "" && vs_tmem[i] != "" && vs_tmem[i] + 0 > 0) ? sprintf("%.3f", vs_mem[i] / vs_tmem[i]) : "-"
-      printf "%-5s | %10.4g %3s | %10s %-11s | %6s | %10s %10s | %8s\n", vs_case[i], vs_speed[i], vs_t[i],
+      printf "%-16s | %10.4g %3s | %10s %-11s | %6s | %10s %10s | %8s\n", vs_case[i], vs_speed[i], vs_t[i],
              vs_tspeed[i] == "" ? "-" : sprintf("%.4g", vs_tspeed[i]), vs_tset[i] == "" ? "-" : vs_tset[i], sr,
              vs_mem[i] == "" ? "-" : sprintf("%.1f", vs_mem[i]), vs_tmem[i] == "" ? "-" : sprintf("%.1f", vs_tmem[i]), mr
     }

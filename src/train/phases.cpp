@@ -110,7 +110,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
   const dist::Comm& comm = dist::Comm::world();
   if (tc.micro_batches > 1 || comm.size() > 1) {  // as many workers as parts run at once
     const auto [first, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
-    // Workers for the most threads the steps may get: the governor (below) may start
+    // Workers for the most threads the steps may get: the governor (`threads`) may start
     // lower, or an earlier member's may have left fewer, and climb later.
     const int most =
         kernels::threads_automatic() ? kernels::default_threads() : kernels::current_threads();

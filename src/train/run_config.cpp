@@ -201,7 +201,7 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.epochs = static_cast<int>(s.get_int("epochs", t.epochs, 0, 100000));
   t.batch_size = static_cast<int>(s.get_int("batch_size", t.batch_size, 1, 65536));
   // Two parts unless the batch is one window: on two cores they run side by side, one a
-  // thread, 1.3-1.5x the speed of one part (docs/BENCHMARKS.md); a fixed number, never
+  // thread, 1.1-1.5x the speed of one part (docs/BENCHMARKS.md); a fixed number, never
   // the thread count, so the bits stay the same at any thread count.
   t.micro_batches = static_cast<int>(
       s.get_int("micro_batches", std::min(t.micro_batches, t.batch_size), 1, 4096));
