@@ -181,8 +181,9 @@ int main(int argc, char** argv) {
     const double scaling = opt.threads > 1 ? thread_scaling(train_step, opt) : NAN;
     const double peak_rss_mb = status_mb("VmHWM");
     const double params_mb = 4.0 * 4.0 * static_cast<double>(params.numel()) / 1e6;
+    const size_t part_bytes = s.parts > 1 ? workers.bytes_reserved() : 0;  // else unused
     const double arena_mb =
-        static_cast<double>(graph.bytes_reserved() + workers.bytes_reserved()) / 1e6 + params_mb;
+        static_cast<double>(graph.bytes_reserved() + part_bytes) / 1e6 + params_mb;
     const std::string name = s.name;
     samples_of[name] = s.batch / seconds;
     const std::string ref = s.quantiles ? "S" : s.parts > 1 ? name.substr(0, name.find('-')) : "";

@@ -49,7 +49,7 @@ int run_train(const TrainOptions& a) {
   if (!fs::exists(config_path))
     throw InputError(config_path + (a.config.empty() ? ": no saved config in the run folder"
                                                      : ": config file not found"));
-  const train::RunConfig cfg = load_run_config(config_path, a.sets);
+  const train::RunConfig cfg = load_run_config(config_path, a.sets, a.config.empty());
 
   train::TrainOptions opt;
   opt.out_dir = out;

@@ -91,8 +91,10 @@ train::ProgressOptions progress_options(bool quiet, const std::string& log_forma
   return p;
 }
 
-train::RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets) {
+train::RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets,
+                                 bool saved_run) {
   nlohmann::json root = load_json_file(path);
+  if (saved_run) train::fill_saved_defaults(root);
   check_set_values(sets);
   train::apply_overrides(root, sets);
   train::RunConfig cfg = train::parse_run_config(root);

@@ -38,7 +38,9 @@ train::ProgressOptions progress_options(bool quiet, const std::string& log_forma
 
 // The run config at `path` with each --set applied (their values checked by the bounded
 // JSON parser first), parsed; a data.path of "-" is refused (a run reads its data again).
-train::RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets);
+// saved_run: `path` is a run folder's config.json (train::fill_saved_defaults applies).
+train::RunConfig load_run_config(const std::string& path, const std::vector<std::string>& sets,
+                                 bool saved_run = false);
 
 // The InputError a command reports for a run folder it cannot use, with the remedy in
 // flags of `command` ("train", "backtest"); `same_config` says how to resume with the same

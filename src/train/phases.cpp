@@ -110,12 +110,13 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
   const dist::Comm& comm = dist::Comm::world();
   if (tc.micro_batches > 1 || comm.size() > 1) {  // as many workers as parts run at once
     const auto [first, end] = parts_of_rank(comm.rank(), comm.size(), tc.micro_batches);
-    // Workers for the most threads the steps may get: the governor (`threads`) may start
-    // lower, or an earlier member's may have left fewer, and climb later.
-    const int most =
-        kernels::threads_automatic() ? kernels::default_threads() : kernels::current_threads();
-    part_workers =
-        std::make_unique<PartWorkers>(params, batch, PartWorkers::side_by_side(end - first, most));
+    // Workers for every count the steps may get: the governor (`threads`) may start at any
+    // rung of its ladder, or an earlier member's may have left fewer threads, and move later.
+    const int parts = end - first;
+    const int workers = kernels::threads_automatic()
+                            ? PartWorkers::most_side_by_side(parts, kernels::default_threads())
+                            : PartWorkers::side_by_side(parts, kernels::current_threads());
+    part_workers = std::make_unique<PartWorkers>(params, batch, workers);
   }
   adam.set_lr_scale("linear_skip.", static_cast<float>(tc.linear_lr_scale));
   schedule = {tc.schedule,

@@ -86,4 +86,11 @@ nlohmann::json to_json(const RunConfig& r) {
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 
+void fill_saved_defaults(nlohmann::json& saved) {
+  if (!saved.is_object()) return;  // the parser names what is wrong
+  nlohmann::json& train = saved["train"];
+  if (train.is_null()) train = nlohmann::json::object();
+  if (train.is_object() && !train.contains("micro_batches")) train["micro_batches"] = 1;
+}
+
 }  // namespace attnfc::train

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -19,13 +20,24 @@ void check_resume_config(const std::string& out_dir, const nlohmann::json& resol
   const std::string path = RunPaths{out_dir}.config();
   nlohmann::json saved;
   try {
-    saved = to_json(parse_run_config(load_json_file(path)));
+    nlohmann::json file = load_json_file(path);
+    fill_saved_defaults(file);
+    saved = to_json(parse_run_config(file));
   } catch (const InputError& e) {
     throw InputError(path + ": " + e.what());
   }
-  if (saved != resolved)
-    throw RunFolderError(path + " differs from the config given",
-                         RunFolderError::Remedy::kSameConfig);
+  if (saved == resolved) return;
+  // Name the first key that differs (a JSON patch path, "/train/lr" -> "train.lr").
+  const nlohmann::json patch = nlohmann::json::diff(saved, resolved);
+  const nlohmann::json::json_pointer at(patch.at(0).at("path").get<std::string>());
+  std::string key = at.to_string().substr(1);
+  std::replace(key.begin(), key.end(), '/', '.');
+  const auto value = [&](const nlohmann::json& j) {
+    return j.contains(at) ? j.at(at).dump() : std::string("absent");
+  };
+  throw RunFolderError(path + " differs from the config given: " + key + " is " + value(saved) +
+                           " there and " + value(resolved) + " in the config given",
+                       RunFolderError::Remedy::kSameConfig);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "attnfc/train/grad_sum.hpp"
 #include "attnfc/train/part_workers.hpp"
 #include "attnfc/train/run_config.hpp"
+#include "attnfc/train/run_folder.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "train_test_util.hpp"
 
@@ -241,4 +243,46 @@ TEST_CASE("micro-batches: two parts unless the config says otherwise or the batc
   CHECK(parse_run_config(j).train.micro_batches == 1);
   j["train"]["micro_batches"] = 5;
   CHECK(parse_run_config(j).train.micro_batches == 5);
+}
+
+TEST_CASE("micro-batches: a run folder from before the key resumes in one part, as it trained") {
+  const std::string dir = temp_dir("saved_parts");
+  nlohmann::json j = config_for("data.csv");
+  j["train"].erase("micro_batches");
+  nlohmann::json old_file = to_json(parse_run_config(j));
+  old_file["train"].erase("micro_batches");  // as config.json was written before 2026-12-02
+  {
+    std::ofstream out(RunPaths{dir}.config());
+    out << old_file.dump(2);
+  }
+  nlohmann::json filled = old_file;
+  fill_saved_defaults(filled);
+  CHECK(parse_run_config(filled).train.micro_batches == 1);
+  // The same config given again now means two parts: not the run in the folder.
+  CHECK_THROWS_WITH_AS(check_resume_config(dir, to_json(parse_run_config(j))),
+                       (RunPaths{dir}.config() +
+                        " differs from the config given: train.micro_batches is 1 there and 2 "
+                        "in the config given; resume with the config the run started with "
+                        "(its config.json)")
+                           .c_str(),
+                       RunFolderError);
+  j["train"]["micro_batches"] = 1;
+  CHECK_NOTHROW(check_resume_config(dir, to_json(parse_run_config(j))));
+  // A value the file gives is kept.
+  nlohmann::json two = old_file;
+  two["train"]["micro_batches"] = 2;
+  fill_saved_defaults(two);
+  CHECK(two["train"]["micro_batches"] == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("micro-batches: workers for every rung of the thread governor's ladder") {
+  CHECK(PartWorkers::most_side_by_side(2, 1) == 1);
+  CHECK(PartWorkers::most_side_by_side(2, 2) == 2);
+  CHECK(PartWorkers::most_side_by_side(2, 3) == 1);  // the ladder from 3 is 3, 1
+  CHECK(PartWorkers::most_side_by_side(2, 4) == 2);  // at the rung of 2 threads
+  CHECK(PartWorkers::most_side_by_side(2, 16) == 2);
+  CHECK(PartWorkers::most_side_by_side(3, 8) == 2);
+  CHECK(PartWorkers::most_side_by_side(4, 8) == 4);
+  CHECK(PartWorkers::most_side_by_side(1, 8) == 1);
 }

@@ -62,6 +62,14 @@ class PartWorkers {
   static int side_by_side(int parts, int threads) {
     return threads >= 2 && threads <= parts ? threads : 1;
   }
+  // The workers to construct when the count may move down the thread governor's ladder
+  // (max_threads, max_threads / 2, ..., 1; kernels/thread_governor.hpp): the most parts
+  // side by side at any of its rungs. 4 threads and 2 parts: 2 (at the rung of 2 threads).
+  static int most_side_by_side(int parts, int max_threads) {
+    for (int n = max_threads; n >= 2; n /= 2)
+      if (n <= parts) return n;
+    return 1;
+  }
 
   // Parts [begin, end), each added to `sum` in part order: in waves of side_by_side()
   // parts (1 when that exceeds workers()). A part's exception is rethrown after its wave.

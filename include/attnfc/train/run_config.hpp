@@ -147,6 +147,10 @@ void check_ensemble_contexts(const RunConfig& config);
 model::ModelConfig member_model(const RunConfig& config, int k);
 // Every key with its resolved value (what `attnfc train` writes as config.json).
 nlohmann::json to_json(const RunConfig& config);
+// A run folder's config.json may predate a key whose default has since changed: it gets
+// the value the run was trained with. train.micro_batches (absent before 2026-12-02, when
+// every batch was one part; the default is 2 since 2026-12-07) becomes 1.
+void fill_saved_defaults(nlohmann::json& saved);
 
 // Fills model.channels from the data for a mixed-channel model whose config left it
 // out; InputError naming model.channels when a given value disagrees with the data.

@@ -65,7 +65,9 @@ TrainResult train(const RunConfig& config, const TrainOptions& options);
 
 // For --resume: InputError unless out_dir/config.json describes the same run as
 // `resolved` (to_json of the config, data-dependent keys filled in). Compared key by key
-// after parsing, so a config.json written before a key existed still matches its default.
+// after parsing, so a config.json written before a key existed still matches its default
+// (or, where the default has changed since, the value it was trained with:
+// fill_saved_defaults).
 void check_resume_config(const std::string& out_dir, const nlohmann::json& resolved);
 
 }  // namespace attnfc::train
