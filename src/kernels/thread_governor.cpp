@@ -117,7 +117,7 @@ void ThreadGovernor::Tally::add(double s) {
 
 ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle, FreeCpus free)
     : idle_(std::move(idle)), free_(std::move(free)) {
-  for (int n = std::max(max_threads, 1); rung_count_ < kMaxRungs; n /= 2) {
+  for (int n = std::max(max_threads, 1); rung_count_ < kMaxRungs; n = next_lower(n)) {
     rungs_[rung_count_++] = n;
     if (n == 1) break;
   }

@@ -89,6 +89,9 @@ class ThreadGovernor {
   void record(double seconds);
 
   bool active() const { return rung_count_ > 1; }
+  // The rung below `n` threads (n / 2): the ladder's one rule, also for code that sizes
+  // work for every count the governor may choose (train::PartWorkers).
+  static constexpr int next_lower(int n) { return n / 2; }
   // The free CPUs read at the first step (negative: unknown or not read yet).
   double free_at_start() const { return free_at_start_; }
   // Moves between rungs so far (for the log and the tests).

@@ -22,6 +22,7 @@
 #include "attnfc/autograd/graph.hpp"
 #include "attnfc/autograd/parameters.hpp"
 #include "attnfc/base/sample.hpp"
+#include "attnfc/kernels/thread_governor.hpp"
 #include "attnfc/train/grad_sum.hpp"
 
 namespace attnfc::train {
@@ -66,7 +67,7 @@ class PartWorkers {
   // (max_threads, max_threads / 2, ..., 1; kernels/thread_governor.hpp): the most parts
   // side by side at any of its rungs. 4 threads and 2 parts: 2 (at the rung of 2 threads).
   static int most_side_by_side(int parts, int max_threads) {
-    for (int n = max_threads; n >= 2; n /= 2)
+    for (int n = max_threads; n >= 2; n = kernels::ThreadGovernor::next_lower(n))
       if (n <= parts) return n;
     return 1;
   }
