@@ -91,6 +91,21 @@ FreeCpus machine_free_cpus() {
   };
 }
 
+OtherCpus machine_other_cpus() {
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const LoadReading first = read_load();
+  if (cpus <= 0 || allowed_cpu_count() != cpus || !first.ok) return [] { return -1.0; };
+  return [cpus, last = first]() mutable -> double {
+    const LoadReading now = read_load();
+    if (!now.ok) return -1;
+    const double n = static_cast<double>(cpus);
+    const double free = free_cpus(n, idle_share(last.idle, last.total, now.idle, now.total),
+                                  now.own - last.own, now.wall - last.wall);
+    last = now;
+    return free < 0 ? -1 : n - free;
+  };
+}
+
 IdleCpus machine_idle_cpus() {
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t last_idle = 0, last_total = 0;
@@ -115,8 +130,8 @@ void ThreadGovernor::Tally::add(double s) {
   ++steps;
 }
 
-ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle, FreeCpus free)
-    : idle_(std::move(idle)), free_(std::move(free)) {
+ThreadGovernor::ThreadGovernor(int max_threads, IdleCpus idle, FreeCpus free, OtherCpus others)
+    : idle_(std::move(idle)), free_(std::move(free)), others_(std::move(others)) {
   for (int n = std::max(max_threads, 1); rung_count_ < kMaxRungs; n = next_lower(n)) {
     rungs_[rung_count_++] = n;
     if (n == 1) break;
@@ -181,8 +196,14 @@ void ThreadGovernor::start_probe() {
   probe_rung_ = up ? rung_ - 1 : rung_ + 1;
   probe_up_next_ = !up;
   const double idle = idle_ ? idle_() : -1;  // over this rung's tally
+  const double others = others_ ? others_() : -1;
   if (up && idle >= 0 && idle < 0.5 * (rungs_[probe_rung_] - rungs_[rung_])) {
     current_ = Tally{};  // no free CPU for more threads: look again after an interval
+    return;
+  }
+  probe_quiet_ = others >= 0 && others < kQuietCpus;
+  if (!up && probe_quiet_ && lost_quietly_[static_cast<size_t>(rung_)]) {
+    current_ = Tally{};  // still quiet: it would lose again; look after an interval
     return;
   }
   probing_ = true;
@@ -191,12 +212,15 @@ void ThreadGovernor::start_probe() {
 
 void ThreadGovernor::finish_probe() {
   probing_ = false;
+  const double others = others_ ? others_() : -1;  // over the probe; and restarts the count
   if (probe_.mean() < kWinMargin * current_.mean()) {
     rung_ = probe_rung_;
     ++switches_;
     probe_up_next_ = !probe_up_next_;  // then look further the same way
   } else {
     interval_ = std::min(2 * interval_, kMaxInterval);
+    if (probe_rung_ > rung_ && probe_quiet_ && others >= 0 && others < kQuietCpus)
+      lost_quietly_[static_cast<size_t>(rung_)] = true;
   }
   current_ = Tally{};  // the rung's mean since this probe: neighbours come and go
   if (idle_) idle_();  // and the machine's idle CPUs over the same time

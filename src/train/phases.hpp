@@ -74,7 +74,8 @@ struct Training {
   LoopState state;
   // The steps' thread count when the user chose none (kernels/thread_governor.hpp).
   kernels::ThreadGovernor threads{kernels::threads_automatic() ? kernels::default_threads() : 1,
-                                  kernels::machine_idle_cpus(), kernels::machine_free_cpus()};
+                                  kernels::machine_idle_cpus(), kernels::machine_free_cpus(),
+                                  kernels::machine_other_cpus()};
 
   // The validation metric of the network as it is now (Scorer::validation_mse).
   double validation_mse() const;

@@ -139,6 +139,33 @@ TEST_CASE("thread governor: with no idle CPU it does not probe for more threads"
   CHECK(u.steps_at[2] > 50);
 }
 
+TEST_CASE("thread governor: on a quiet machine a lost probe for fewer threads is not made again") {
+  double others = 0;  // CPUs the other processes use: none
+  ThreadGovernor g(2, nullptr, nullptr, [&others] { return others; });
+  Run r;
+  run(g, r, 200000, quiet);  // about 20 minutes of steps
+  CHECK(g.threads() == 2);
+  // One probe of at least kProbeSeconds at 1 thread (10 ms steps), not one per interval.
+  CHECK(r.seconds_at[1] >= ThreadGovernor::kProbeSeconds);
+  CHECK(r.seconds_at[1] < 2 * ThreadGovernor::kProbeSeconds);
+  // Neighbours arrive: the next interval probes again, and the governor moves to 1 thread.
+  others = 1.0;
+  const double arrived_at = r.seconds;
+  double moved_at = -1;
+  for (long i = 0; i < 20000 && moved_at < 0; ++i) {
+    run(g, r, 1, stalls);
+    if (g.threads() == 1) moved_at = r.seconds;
+  }
+  REQUIRE(moved_at > 0);
+  CHECK(moved_at - arrived_at < 2.0);  // the interval stayed at 0.5 s: well under 2 s
+  // Without a reading (a machine without /proc/stat) it probes on a quiet machine as before.
+  others = -1;
+  ThreadGovernor unknown(2, nullptr, nullptr, [&others] { return others; });
+  Run u;
+  run(unknown, u, 200000, quiet);
+  CHECK(u.seconds_at[1] > 5 * ThreadGovernor::kProbeSeconds);
+}
+
 TEST_CASE("thread governor: the first step after a change is not counted") {
   // 1 thread is twice as fast, but the first step after moving to it takes 100 times as
   // long (threads being parked): counted, it would sink every probe.

@@ -21,6 +21,11 @@
 // step after a change pays for waking or parking threads and is not counted. A probe
 // towards more threads is made only when the machine had idle CPUs for them over the last
 // interval (/proc/stat): it costs nothing to look, so the interval does not grow then.
+// Likewise a probe towards fewer threads that lost while the machine's other processes
+// used almost no CPU (under kQuietCpus, before and during it) is not made again from that
+// rung while they still use none: on a quiet machine nothing has changed that could make
+// it win, and those repeated probes cost short runs up to 7% (docs/BENCHMARKS.md); when
+// neighbours arrive the probes resume at the next interval.
 // The governor allocates nothing after construction. A move up the ladder may make
 // libgomp start threads again (a smaller team lets spare pool threads end, with 3+ rungs,
 // i.e. 4+ cores), and a new thread allocates its kernel buffers in its first step: once
@@ -45,6 +50,12 @@ IdleCpus machine_idle_cpus();
 // kMinLoadSeconds since the start (too few /proc/stat ticks to tell).
 using FreeCpus = std::function<double()>;
 FreeCpus machine_free_cpus();
+
+// CPUs the machine's other processes used on average since the previous call (the
+// arithmetic of free_cpus over that time: busy CPUs less this process's own CPU time).
+// Negative when unknown, as machine_idle_cpus.
+using OtherCpus = std::function<double()>;
+OtherCpus machine_other_cpus();
 inline constexpr double kMinLoadSeconds = 0.5;
 // The arithmetic of machine_free_cpus, in [0, cpus]; negative when an input is unknown.
 double free_cpus(double cpus, double idle_share, double own_cpu_seconds, double wall_seconds);
@@ -67,8 +78,10 @@ class ThreadGovernor {
   // rung not above the free CPUs, rounded (at least 1); unknown or null: the largest.
   // Beside busy neighbours the first steps then do not pay for stalls while the governor
   // finds its way down (the demo's training beside four loops lost 0.4 s of 14 so).
+  // `others` tells whether the machine is quiet enough to stop repeating a lost probe
+  // towards fewer threads (null or negative: unknown, every probe is made).
   explicit ThreadGovernor(int max_threads, IdleCpus idle = machine_idle_cpus(),
-                          FreeCpus free = nullptr);
+                          FreeCpus free = nullptr, OtherCpus others = nullptr);
   // Gives OpenMP back, if it moved, the count `free` allows now (over the whole run so far;
   // the largest when unknown) for what follows: the scoring, the next ensemble member.
   ~ThreadGovernor();
@@ -102,6 +115,9 @@ class ThreadGovernor {
   static constexpr double kProbeSeconds = 0.2;
   static constexpr int kProbeSteps = 3;  // counted steps, at least, in a probe and a rung's tally
   static constexpr double kWinMargin = 0.95;
+  // Other processes' CPUs below which the machine counts as quiet: /proc/stat counts in
+  // 10 ms ticks, so over a quarter second a quiet machine reads up to about 0.1.
+  static constexpr double kQuietCpus = 0.25;
 
  private:
   static constexpr int kMaxRungs = 16;
@@ -128,6 +144,9 @@ class ThreadGovernor {
   bool probing_ = false;
   bool probe_up_next_ = false;  // alternate the direction when both neighbours exist
   int probe_rung_ = 0;
+  bool probe_quiet_ = false;  // the others used no CPU over the tally before the probe
+  // A probe from rung k towards fewer threads lost on a quiet machine.
+  std::array<bool, kMaxRungs> lost_quietly_{};
   int64_t switches_ = 0;
   int applied_ = 0;       // the count last given to OpenMP by begin_step
   bool started_ = false;  // begin_step has chosen the starting rung
@@ -135,6 +154,7 @@ class ThreadGovernor {
   std::chrono::steady_clock::time_point step_start_;
   IdleCpus idle_;
   FreeCpus free_;
+  OtherCpus others_;
 };
 
 }  // namespace attnfc::kernels
