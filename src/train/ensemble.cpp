@@ -46,14 +46,17 @@ nlohmann::json scalers_of(const data::PanelScaler& scalers, const std::vector<st
 
 // Reads the finished members' models as one ensemble with the ensemble's own run config;
 // `meta` gets the metadata of its model file (save_ensemble).
+// `file` picks each member's model file: model() (the refit one under train.refit_epochs)
+// or selected() (as validation chose it).
 LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
                             const nlohmann::json& resolved,
-                            std::map<std::string, std::string>& meta) {
+                            std::map<std::string, std::string>& meta,
+                            std::string (RunPaths::*file)() const = &RunPaths::model) {
   LoadedModel all;
   all.path = paths.model();
   all.run = config;
   for (int k = 1; k <= config.train.ensemble; ++k) {
-    LoadedModel m = LoadedModel::load(paths.member(k).model());
+    LoadedModel m = LoadedModel::load((paths.member(k).*file)());
     if (k == 1) {
       all.scaler = m.scaler, all.columns = m.columns, all.frequency = m.frequency;
       all.series_scalers = m.series_scalers, all.known = m.known;
@@ -122,6 +125,7 @@ MemberRecord read_member_record(const std::string& path, int k, uint64_t seed) {
                {"best_val_loss", m.at("best_val_loss").get<double>()},
                {"epochs_run", r.epochs_run},
                {"train_seconds", r.seconds}};
+    if (m.contains("refit")) r.entry["refit"] = m.at("refit");
     for (const char* part : {"val", "test"})
       if (m.contains(part))
         r.entry[std::string(part) + "_mse"] =
@@ -211,6 +215,27 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
   return true;
 }
 
+// The least-squares start does not depend on the seed: member 1's is every member's of its
+// context (the model's own linear start; members of other lengths have their own). `final`
+// is the one beside the ensemble's model file (copied there for evaluate and predict; the
+// refit one under train.refit_epochs), `chosen` the one validation chose (the same without
+// a refit). Empty when the run has no least-squares start.
+struct EnsembleStarts {
+  LoadedModel final, chosen;
+};
+EnsembleStarts ensemble_starts(const RunPaths& paths, bool refit) {
+  const auto load = [](const std::string& path) {
+    return fs::exists(path) ? LoadedModel::load(path) : LoadedModel{};
+  };
+  const std::string member_start = paths.member(1).linear_start();
+  EnsembleStarts s{load(member_start), LoadedModel{}};
+  if (!s.final.networks.empty())
+    write_file_atomic(paths.linear_start(),
+                      read_input_file(member_start, uint64_t{1} << 36, "model file"));
+  s.chosen = refit ? load(paths.member(1).selected_linear_start()) : load(member_start);
+  return s;
+}
+
 }  // namespace
 
 TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) {
@@ -234,27 +259,30 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   MemberTotals totals;
   if (!train_members(config, paths, opt, result, totals)) return result;
 
-  std::map<std::string, std::string> meta;
+  std::map<std::string, std::string> meta, selected_meta;
   LoadedModel lm = combine_members(paths, config, resolved, meta);
+  // With a refit the members' model files are their refits: validation (and the intervals'
+  // calibration) reads the members as validation chose them.
+  const bool refit = config.train.refit_epochs > 0;
+  const LoadedModel selected =
+      refit ? combine_members(paths, config, resolved, selected_meta, &RunPaths::selected)
+            : LoadedModel{};
+  const LoadedModel& chosen = refit ? selected : lm;
   // The members trained uncalibrated: the ensemble's own levels (their mean) are calibrated.
   const std::optional<Calibration> cal =
-      detail::calibrate_on_validation(config, *data->scorer, lm.members(), meta);
+      detail::calibrate_on_validation(config, *data->scorer, chosen.members(), meta);
   if (cal) lm.calibration = std::make_shared<const Calibration>(*cal);
   model::save_ensemble_checkpoint(lm.path, lm.members(), meta);
-  // The least-squares start does not depend on the seed: member 1's is every member's of its
-  // context (the model's own linear start; members of other lengths have their own).
-  const std::string member_start = paths.member(1).linear_start();
-  const LoadedModel linear_start =
-      fs::exists(member_start) ? LoadedModel::load(member_start) : LoadedModel{};
-  if (!linear_start.networks.empty())  // beside the ensemble's model file, for evaluate and predict
-    write_file_atomic(paths.linear_start(),
-                      read_input_file(member_start, uint64_t{1} << 36, "model file"));
+  const EnsembleStarts starts = ensemble_starts(paths, refit);
   std::string table;
   nlohmann::json metrics;
   try {
     if (detail::scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = data->scorer->evaluate(lm.members(), linear_start.members(), &table, opt.interrupt,
-                                     nullptr, cal ? &*cal : nullptr);
+    const Calibration* c = cal ? &*cal : nullptr;
+    detail::evaluate_part(*data->scorer, "val", chosen.members(), starts.chosen.members(), &table,
+                          opt.interrupt, c, metrics);
+    detail::evaluate_part(*data->scorer, "test", lm.members(), starts.final.members(), &table,
+                          opt.interrupt, c, metrics);
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the ensemble's final scoring; resuming scores it");
     result.status = TrainResult::Status::kInterrupted;
@@ -270,6 +298,8 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"train_seconds", totals.seconds},
                   {"members", totals.members}});
   if (!totals.linear_start.is_null()) metrics["linear_start"] = totals.linear_start;
+  if (refit)  // each member's steps and time are in its "members" entry
+    metrics["refit"] = {{"epochs", config.train.refit_epochs}, {"lr", config.train.refit_lr}};
   const KeptModel kept{result.best_epoch, totals.untrained, !totals.linear_start.is_null(), false};
   metrics["kept"] = kept_entry(kept);
   metrics["warnings"] = kept_model_warnings(metrics, kept);

@@ -99,8 +99,9 @@ double micro_batch_gradient(Training& t, int64_t& n) {
   return lv;
 }
 
-// One optimiser step on batch `st.step_in_epoch`; returns its loss and the samples used.
-double train_step(Training& t, int64_t& samples) {
+}  // namespace
+
+double train_step(Training& t, int64_t& samples, double lr) {
   const TrainConfig& tc = t.config.train;
   LoopState& st = t.state;
   int64_t n = 0;
@@ -114,12 +115,10 @@ double train_step(Training& t, int64_t& samples) {
                              std::to_string(norm) +
                              "; no model was saved from this step. "
                              "Try a lower train.lr or train.grad_clip");
-  t.adam.step(static_cast<float>(t.schedule.lr_at(st.global_step)));
+  t.adam.step(static_cast<float>(lr));
   samples += n;
   return lv;
 }
-
-}  // namespace
 
 bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Progress& progress,
                int64_t& steps_this_call) {
@@ -135,7 +134,7 @@ bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& opt, Prog
   while (st.step_in_epoch < t.steps_per_epoch) {
     t.threads.begin_step();
     if (steps_this_call == 0 && t.threads.active()) log_start_threads(t.threads);
-    st.epoch_loss_sum += train_step(t, samples);
+    st.epoch_loss_sum += train_step(t, samples, t.schedule.lr_at(st.global_step));
     if (t.threads.end_step())
       spdlog::debug("after {}: {} thread(s), the faster count on this machine's load now",
                     step_name(st.global_step, st.epoch, st.step_in_epoch), t.threads.threads());
@@ -208,16 +207,6 @@ std::optional<Calibration> calibrate_on_validation(const RunConfig& config, cons
   return cal;
 }
 
-// The kept model's corrections, stored with it (the model file is written again,
-// atomically, with them in its metadata).
-std::optional<Calibration> calibrate_kept(const Training& t, const RunPaths& paths) {
-  auto m = t.meta;
-  m["epoch"] = std::to_string(t.state.stopper.best_epoch());
-  std::optional<Calibration> cal = calibrate_on_validation(t.config, *t.data.scorer, {&t.net}, m);
-  if (cal) model::save_checkpoint(paths.model(), t.net, m);
-  return cal;
-}
-
 TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOptions& opt,
                              int64_t steps_this_call) {
   const LoopState& st = t.state;
@@ -232,25 +221,49 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
                      steps_this_call};
   // Rank 0 of an mpirun run scores the kept model and writes metrics.json.
   if (!dist::Comm::world().root()) return result;
-  model::Checkpoint::read(paths.model()).load_into(t.net);
-  const std::optional<Calibration> cal = calibrate_kept(t, paths);
+  const bool refit = t.config.train.refit_epochs > 0;
+  if (refit) keep_selected(paths);
+  model::Checkpoint::read(refit ? paths.selected() : paths.model()).load_into(t.net);
+  // The kept model's corrections are stored with it (or with its refit): its file is
+  // written again, atomically, with them in its metadata.
+  auto meta = t.meta;
+  meta["epoch"] = std::to_string(st.stopper.best_epoch());
+  const std::optional<Calibration> cal =
+      calibrate_on_validation(t.config, *t.data.scorer, {&t.net}, meta);
+  if (cal && !refit) model::save_checkpoint(paths.model(), t.net, meta);
   double total_seconds = 0;
   for (const auto& r : st.records) total_seconds += r.seconds;
   // Absent when the run had no least-squares start (or began before the file existed).
-  const LoadedModel linear_start = fs::exists(paths.linear_start()) && !opt.ensemble_member
-                                       ? LoadedModel::load(paths.linear_start())
-                                       : LoadedModel{};
-  t.data.scorer->set_baselines(!opt.ensemble_member);
-  if (!opt.score_validation) t.data.scorer->set_evaluated_parts({"test"});
+  const auto start_of = [&](const std::string& path) {
+    return fs::exists(path) && !opt.ensemble_member ? LoadedModel::load(path) : LoadedModel{};
+  };
+  const LoadedModel linear_start =
+      start_of(refit ? paths.selected_linear_start() : paths.linear_start());
+  Scorer& scorer = *t.data.scorer;
+  scorer.set_baselines(!opt.ensemble_member);
+  if (!opt.score_validation) scorer.set_evaluated_parts({"test"});
   std::string table;
   nlohmann::json metrics;
   try {
     if (scoring_interrupted(opt)) throw ScoringInterrupted();
-    metrics = t.data.scorer->evaluate({&t.net}, linear_start.members(), &table, opt.interrupt,
-                                      nullptr, cal ? &*cal : nullptr);
+    const Calibration* c = cal ? &*cal : nullptr;
+    if (!refit) {
+      metrics =
+          scorer.evaluate({&t.net}, linear_start.members(), &table, opt.interrupt, nullptr, c);
+    } else {
+      evaluate_part(scorer, "val", {&t.net}, linear_start.members(), &table, opt.interrupt, c,
+                    metrics);
+      const nlohmann::json refit_entry = refit_selected(
+          t, paths.selected(), paths.selected_linear_start(), paths.linear_start(), opt);
+      meta["refit"] = refit_entry.dump();
+      model::save_checkpoint(paths.model(), t.net, meta);
+      evaluate_part(scorer, "test", {&t.net}, start_of(paths.linear_start()).members(), &table,
+                    opt.interrupt, c, metrics);
+      metrics["refit"] = refit_entry;
+    }
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the final scoring; {} is kept and resuming scores it",
-                 paths.model());
+                 refit ? paths.selected() : paths.model());
     result.status = TrainResult::Status::kInterrupted;
     return result;
   }

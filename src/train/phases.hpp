@@ -8,7 +8,9 @@
 //   4. start / resume          least-squares start and "epoch 0", or the checkpoint
 //   5. run_epoch               optimiser steps until the epoch ends or an interruption
 //   6. end_epoch               validation, keep the best model, log, checkpoint
-//   7. score_kept_model        metrics.json: the kept model beside the baselines
+//   7. score_kept_model        metrics.json: the kept model beside the baselines; with
+//                              train.refit_epochs, validation scores the kept model and the
+//                              test its refit on training + validation rows (refit.cpp)
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -96,6 +98,10 @@ void resume(Training& t, const RunPaths& paths);
 bool run_epoch(Training& t, const RunPaths& paths, const TrainOptions& options, Progress& progress,
                int64_t& steps_this_call);
 
+// One optimiser step at learning rate `lr` on batch `st.step_in_epoch` of t.train_windows,
+// its dropout drawn from st.global_step; returns its loss and adds the samples used.
+double train_step(Training& t, int64_t& samples, double lr);
+
 // 6. After a full epoch: validation, the best model kept, train_log.csv, checkpoint.
 void end_epoch(Training& t, const RunPaths& paths, Progress& progress, double epoch_seconds,
                int64_t epoch_samples);
@@ -113,6 +119,27 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
 std::optional<Calibration> calibrate_on_validation(const RunConfig& config, const Scorer& scorer,
                                                    const Members& model,
                                                    std::map<std::string, std::string>& meta);
+
+// train.refit_epochs > 0, after the kept model was chosen on validation: the least-squares
+// start fitted again on every series' training and validation rows with the ridge chosen
+// on validation, saved to `start_out`; then the kept model (`selected`) trained further on
+// windows over the same rows (refit.cpp). Leaves the refit model in t.net and returns what
+// metrics.json records under "refit". ScoringInterrupted when opt.interrupt is set.
+nlohmann::json refit_selected(Training& t, const std::string& selected,
+                              const std::string& selected_start, const std::string& start_out,
+                              const TrainOptions& opt);
+
+// With a refit: model.safetensors and linear_start.safetensors as validation chose them,
+// copied once to selected.safetensors and linear_start_selected.safetensors, which every
+// later step reads (a refit interrupted and resumed starts from them again).
+void keep_selected(const RunPaths& paths);
+
+// Scores `model` beside `start` and the baselines on `part` ("val" or "test") alone when
+// the scorer evaluates that part, into metrics[part] (the first call fills the rest of
+// metrics too): how a refit run scores the kept model on validation and its refit on test.
+void evaluate_part(Scorer& scorer, const std::string& part, const Members& model,
+                   const Members& start, std::string* table, const std::atomic<bool>* stop,
+                   const Calibration* cal, nlohmann::json& metrics);
 
 // True when the final scoring should not start (an interrupt, or the test switch).
 bool scoring_interrupted(const TrainOptions& options);

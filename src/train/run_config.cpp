@@ -222,6 +222,8 @@ TrainConfig parse_train(const nlohmann::json& section) {
   t.max_steps_per_epoch = s.get_int("max_steps_per_epoch", 0, 0, int64_t{1} << 40);
   t.epoch_fraction = s.get_number("epoch_fraction", 1, 0, 1, true);
   t.max_val_windows = s.get_int("max_val_windows", 0, 0, int64_t{1} << 40);
+  t.refit_epochs = s.get_number("refit_epochs", t.refit_epochs, 0, 1000);
+  t.refit_lr = s.get_number("refit_lr", t.lr / 10, 0, 10, true);
   t.eval_batch_size = static_cast<int>(s.get_int("eval_batch_size", t.eval_batch_size, 1, 65536));
   t.evaluate_test = s.get_bool("evaluate_test", t.evaluate_test);
   t.linear_init = s.get_choice("linear_init", t.linear_init, {"least_squares", "zero"});

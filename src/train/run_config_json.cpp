@@ -83,6 +83,8 @@ nlohmann::json to_json(const RunConfig& r) {
                           {"ensemble", t.ensemble}};
   // Only when set: a run's config.json stays the same bytes as before the key.
   if (!t.ensemble_contexts.empty()) train["ensemble_contexts"] = t.ensemble_contexts;
+  if (t.refit_epochs > 0)
+    train.update({{"refit_epochs", t.refit_epochs}, {"refit_lr", t.refit_lr}});
   return {{"data", data}, {"model", model::to_json(r.model)}, {"train", train}};
 }
 

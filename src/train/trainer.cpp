@@ -50,6 +50,10 @@ void check_processes(const RunConfig& config, const dist::Comm& comm) {
     throw InputError("train.ensemble: found " + std::to_string(config.train.ensemble) +
                      ", expected 1 in a run of " + n +
                      " processes (train the members as separate runs, e.g. with scripts/sweep)");
+  if (config.train.refit_epochs > 0)
+    throw InputError("train.refit_epochs: found " + std::to_string(config.train.refit_epochs) +
+                     ", expected 0 in a run of " + n +
+                     " processes (the refit runs after the final choice, on rank 0)");
   if (config.train.micro_batches < comm.size())
     throw InputError("train.micro_batches: found " + std::to_string(config.train.micro_batches) +
                      ", expected at least the number of processes (" + n +

@@ -88,6 +88,12 @@ struct TrainConfig {
   // `attnfc backtest --finetune-epochs 0.25` fine-tunes a quarter of an epoch.
   double epoch_fraction = 1;
   int64_t max_val_windows = 0;  // 0 = every validation window
+  // After the kept model is chosen on validation, train it this many more epochs (a
+  // fraction: that share of one) on windows over the training and validation rows, at a
+  // learning rate falling from refit_lr by cosine; its least-squares start is fitted again
+  // on the same rows. 0: no refit (train/refit.cpp).
+  double refit_epochs = 0;
+  double refit_lr = 1e-4;  // the parser's default: lr / 10
   int eval_batch_size = 256;
   bool evaluate_test = true;  // score model and baselines on the test split at the end
   // Start of the linear shortcut (model.linear_lookback > 0): "least_squares" (NLinear

@@ -28,6 +28,10 @@ struct RunPaths {
   // The model before training (epoch 0: the least-squares linear start), scored beside
   // the kept model; it is a model file like model.safetensors (predict can use it).
   std::string linear_start() const { return file("linear_start.safetensors"); }
+  // With train.refit_epochs: the kept model and its start as validation chose them, before
+  // the refit (model.safetensors and linear_start.safetensors are then the refit ones).
+  std::string selected() const { return file("selected.safetensors"); }
+  std::string selected_linear_start() const { return file("linear_start_selected.safetensors"); }
   std::string checkpoint() const { return file("checkpoint.safetensors"); }
   std::string train_log() const { return file("train_log.csv"); }
   std::string metrics() const { return file("metrics.json"); }

@@ -68,6 +68,7 @@ class Scorer {
   // evaluate() scores only these of the parts given at construction (a backtest fold: its
   // test windows; validation_mse does not depend on it).
   void set_evaluated_parts(std::vector<std::string> parts) { parts_ = std::move(parts); }
+  const std::vector<std::string>& evaluated_parts() const { return parts_; }
   int seasonal_period() const { return period_; }
   // The series in scaled units (the training sampler reads it too: one copy per run).
   const data::TimeSeries& scaled() const { return scaled_; }
