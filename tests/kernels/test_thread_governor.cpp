@@ -36,6 +36,16 @@ void run(ThreadGovernor& g, Run& r, long steps, const StepTime& time) {
   }
 }
 
+// Steps (at most 20000) until the governor runs `threads`; the seconds they took, or -1.
+double seconds_until(ThreadGovernor& g, Run& r, int threads, const StepTime& time) {
+  const double from = r.seconds;
+  for (long i = 0; i < 20000; ++i) {
+    run(g, r, 1, time);
+    if (g.threads() == threads) return r.seconds - from;
+  }
+  return -1;
+}
+
 // 10 ms at 1 thread; 2 threads 1.67x as fast, 4 threads 2.5x.
 double quiet(int threads, long) {
   return 0.010 / (0.2 + 0.8 * threads);
@@ -102,15 +112,10 @@ TEST_CASE("thread governor: when the neighbours leave, it returns to every threa
   Run r;
   run(g, r, 20000, stalls);
   REQUIRE(g.threads() == 1);
-  const double left_at = r.seconds;
-  double back_at = -1;
-  for (long i = 0; i < 20000 && back_at < 0; ++i) {
-    run(g, r, 1, quiet);
-    if (g.threads() == 2) back_at = r.seconds;
-  }
-  REQUIRE(back_at > 0);
+  const double back_after = seconds_until(g, r, 2, quiet);
+  REQUIRE(back_after > 0);
   // Within the longest interval and one probe.
-  CHECK(back_at - left_at <= ThreadGovernor::kMaxInterval + 1.0);
+  CHECK(back_after <= ThreadGovernor::kMaxInterval + 1.0);
   run(g, r, 20000, quiet);
   CHECK(g.threads() == 2);
 }
@@ -150,14 +155,9 @@ TEST_CASE("thread governor: on a quiet machine a lost probe for fewer threads is
   CHECK(r.seconds_at[1] < 2 * ThreadGovernor::kProbeSeconds);
   // Neighbours arrive: the next interval probes again, and the governor moves to 1 thread.
   others = 1.0;
-  const double arrived_at = r.seconds;
-  double moved_at = -1;
-  for (long i = 0; i < 20000 && moved_at < 0; ++i) {
-    run(g, r, 1, stalls);
-    if (g.threads() == 1) moved_at = r.seconds;
-  }
-  REQUIRE(moved_at > 0);
-  CHECK(moved_at - arrived_at < 2.0);  // the interval stayed at 0.5 s: well under 2 s
+  const double moved_after = seconds_until(g, r, 1, stalls);
+  REQUIRE(moved_after > 0);
+  CHECK(moved_after < 2.0);  // the interval stayed at 0.5 s: well under 2 s
   // Without a reading (a machine without /proc/stat) it probes on a quiet machine as before.
   others = -1;
   ThreadGovernor unknown(2, nullptr, nullptr, [&others] { return others; });
