@@ -139,6 +139,11 @@ int run_evaluate(const EvaluateOptions& a) {
     parts = {"val", "test"};
   else
     parts = {a.split};
+  if (lm.refit && parts.front() == "val")
+    std::printf(
+        "note: %s was trained on its run's validation rows too (train.refit_epochs): its "
+        "validation scores are in-sample\n",
+        a.model.c_str());
   const nlohmann::json drop_last =
       a.drop_last > 0
           ? drop_last_windows(split, a.split, L, H, a.drop_last, series, input_name(a.input))

@@ -272,6 +272,9 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   const std::optional<Calibration> cal =
       detail::calibrate_on_validation(config, *data->scorer, chosen.members(), meta);
   if (cal) lm.calibration = std::make_shared<const Calibration>(*cal);
+  const nlohmann::json refit_entry = {{"epochs", config.train.refit_epochs},
+                                      {"lr", config.train.refit_lr}};
+  if (refit) meta["refit"] = refit_entry.dump();  // loaded as LoadedModel::refit
   model::save_ensemble_checkpoint(lm.path, lm.members(), meta);
   const EnsembleStarts starts = ensemble_starts(paths, refit);
   std::string table;
@@ -299,7 +302,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
                   {"members", totals.members}});
   if (!totals.linear_start.is_null()) metrics["linear_start"] = totals.linear_start;
   if (refit)  // each member's steps and time are in its "members" entry
-    metrics["refit"] = {{"epochs", config.train.refit_epochs}, {"lr", config.train.refit_lr}};
+    metrics["refit"] = refit_entry;
   const KeptModel kept{result.best_epoch, totals.untrained, !totals.linear_start.is_null(), false};
   metrics["kept"] = kept_entry(kept);
   metrics["warnings"] = kept_model_warnings(metrics, kept);

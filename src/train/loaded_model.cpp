@@ -221,6 +221,7 @@ LoadedModel LoadedModel::load(const std::string& path) {
   }
   ck.load_members(lm.members());
   check_finite_weights(lm);
+  lm.refit = !ck.meta("refit").empty();
   if (!ck.meta("known").empty()) lm.known = known_of(need("known"), lm.config(), path);
   if (!ck.meta("calibration").empty())
     lm.calibration = std::make_shared<const Calibration>(Calibration::from_json(

@@ -62,7 +62,10 @@ int64_t refit_linear_start(Training& t, const std::vector<data::Split>& splits,
   const LinearStart ls = init_linear_shortcut(
       t.net, {values.data(), static_cast<int64_t>(s.rows()), static_cast<int>(s.num_channels())},
       splits, t.state.linear_start.at("ridge").get<double>());
-  save_model(t, start_out, 0);
+  auto meta = t.meta;
+  meta["epoch"] = "0";
+  meta["refit"] = nlohmann::json{{"linear_start_windows", ls.windows}}.dump();
+  model::save_checkpoint(start_out, t.net, meta);
   return ls.windows;
 }
 

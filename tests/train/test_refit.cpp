@@ -11,6 +11,7 @@
 
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/safetensors.hpp"
+#include "attnfc/train/loaded_model.hpp"
 #include "attnfc/train/run_config.hpp"
 #include "attnfc/train/trainer.hpp"
 #include "train_test_util.hpp"
@@ -82,6 +83,11 @@ TEST_CASE("refit: the kept model learns the validation rows and never a test row
   CHECK(mb["refit"]["lr"].get<double>() == doctest::Approx(0.0003));  // lr / 10
   CHECK(ma["test"]["models"]["attnfc"] != mb["test"]["models"]["attnfc"]);
   CHECK(!ma.contains("refit"));
+  // The refits say so (evaluate notes that their validation scores are in-sample).
+  CHECK(LoadedModel::load(dir + "/b/model.safetensors").refit);
+  CHECK(LoadedModel::load(dir + "/b/linear_start.safetensors").refit);
+  CHECK_FALSE(LoadedModel::load(dir + "/b/selected.safetensors").refit);
+  CHECK_FALSE(LoadedModel::load(dir + "/a/model.safetensors").refit);
 
   // Rows from 520 on (the test rows and after) changed: the same refit, bit for bit.
   j["data"]["path"] = shift_rows(csv, dir + "/shifted.csv", 520);
@@ -126,6 +132,7 @@ TEST_CASE("refit: an ensemble scores its chosen members on validation, their ref
     CHECK(mb["members"][k - 1]["refit"]["steps"].get<int>() == (962 + 31) / 32 / 2 + 1);
   }
   CHECK(mb["refit"]["lr"].get<double>() == 0.001);
+  CHECK(LoadedModel::load(dir + "/b/model.safetensors").refit);
   // The ensemble's linear-start row on test is member 1's refit start.
   train_test::check_same_tensors(dir + "/b/members/1/linear_start.safetensors",
                                  dir + "/b/linear_start.safetensors");

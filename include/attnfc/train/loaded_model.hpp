@@ -54,7 +54,10 @@ struct LoadedModel {
   // A quantile model's conformal corrections (train.calibrate), applied by predict.
   std::shared_ptr<const Calibration> calibration;
   int epoch = -1;  // the epoch this model is from (0 = before training); -1 unknown
-  RunConfig run;   // the resolved run config saved with the model
+  // Trained on its run's validation rows too (train.refit_epochs: metadata "refit"), so its
+  // validation scores are in-sample.
+  bool refit = false;
+  RunConfig run;  // the resolved run config saved with the model
   std::string path;
 
   // InputError naming the file when it is missing, is not an attnfc training
