@@ -6,8 +6,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "attnfc/kernels/threading.hpp"
-
 namespace attnfc::train {
 
 std::pair<int64_t, int64_t> micro_batch_range(int64_t n, int k, int K) {
@@ -28,39 +26,11 @@ size_t gradient_floats(const ag::ParameterSet& params) {
   return n;
 }
 
-// f(lo, hi) over [0, n) in blocks of 16384 floats, split over the threads when there are
-// several blocks. Why: the sum's passes (a copy, an add, the copy back into the
-// parameters) touch a few MB a step and ran on the main thread alone while the others
-// waited (2-3% of an M step at 2 threads). Each element is computed as the serial loop
-// computes it, so the bits do not depend on the thread count.
-template <class F>
-void over_blocks(size_t n, const F& f) {
-  constexpr size_t kBlock = size_t{1} << 14;
-  const auto blocks = static_cast<int64_t>((n + kBlock - 1) / kBlock);
-#pragma omp parallel for schedule(static) if (blocks >= 4)
-  for (int64_t b = 0; b < blocks; ++b) {
-    kernels::enable_flush_to_zero();  // as every kernel region does: the same bits
-    const size_t lo = static_cast<size_t>(b) * kBlock;
-    f(lo, std::min(n, lo + kBlock));
-  }
-}
-
-void add_into(float* s, const float* g, size_t n) {
-  over_blocks(n, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) s[i] += g[i];
-  });
-}
-
-void copy_into(float* dst, const float* src, size_t n) {
-  over_blocks(
-      n, [&](size_t lo, size_t hi) { std::memcpy(dst + lo, src + lo, (hi - lo) * sizeof(float)); });
-}
-
 // The parameters' gradients, one after another, into `out`.
 void pack(const ag::ParameterSet& params, float* out) {
   for (const ag::NamedTensor& p : params.all()) {
     const auto n = static_cast<size_t>(p.tensor.numel());
-    copy_into(out, p.tensor.grad(), n);
+    std::memcpy(out, p.tensor.grad(), n * sizeof(float));
     out += n;
   }
 }
@@ -68,7 +38,7 @@ void pack(const ag::ParameterSet& params, float* out) {
 void unpack(const float* in, ag::ParameterSet& params) {
   for (const ag::NamedTensor& p : params.all()) {
     const auto n = static_cast<size_t>(p.tensor.numel());
-    copy_into(p.tensor.grad(), in, n);
+    std::memcpy(p.tensor.grad(), in, n * sizeof(float));
     in += n;
   }
 }
@@ -92,12 +62,13 @@ void GradientSum::begin() {
 
 void GradientSum::accumulate(const float* g, double loss) {
   if (!has_sum_) {  // a copy, not 0 + g: the same bits, signed zeros included
-    copy_into(sum_.data(), g, sum_.size());
+    std::memcpy(sum_.data(), g, sum_.size() * sizeof(float));
     loss_ = loss;
     has_sum_ = true;
     return;
   }
-  add_into(sum_.data(), g, sum_.size());
+  float* s = sum_.data();
+  for (size_t i = 0; i < sum_.size(); ++i) s[i] += g[i];
   loss_ += loss;
 }
 
@@ -111,8 +82,9 @@ void GradientSum::add(const ag::ParameterSet& params, double loss) {
     }
     float* s = sum_.data();
     for (const ag::NamedTensor& p : params.all()) {
-      const auto n = static_cast<size_t>(p.tensor.numel());
-      add_into(s, p.tensor.grad(), n);
+      const float* g = p.tensor.grad();
+      const int64_t n = p.tensor.numel();
+      for (int64_t i = 0; i < n; ++i) s[i] += g[i];
       s += n;
     }
     loss_ += loss;
@@ -127,7 +99,7 @@ void GradientSum::add(const float* packed, double loss) {
     accumulate(packed, loss);
     return;
   }
-  copy_into(next_pending(), packed, sum_.size());
+  std::memcpy(next_pending(), packed, sum_.size() * sizeof(float));
   pending_loss_[static_cast<size_t>(pending_count_++)] = loss;
 }
 
