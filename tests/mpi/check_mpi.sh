@@ -152,4 +152,11 @@ rc=0
 grep -q "train.micro_batches: found 3, expected at least the number of processes (4)" refused.log ||
   { cat refused.log >&2; fail "-np 4 with 3 micro-batches: no message naming the key"; }
 [ ! -e refused/model.safetensors ] || fail "a refused run wrote a model"
+# A refit (train.refit_epochs) runs after the final choice on one process: refused too.
+rc=0
+"${MPIRUN[@]}" -np 2 "$BIN" train --config config.json --set train.refit_epochs=1 \
+  --out refused_refit >refused_refit.log 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "-np 2 with train.refit_epochs 1 was accepted"
+grep -q "train.refit_epochs: found 1, expected 0 in a run of 2 processes" refused_refit.log ||
+  { cat refused_refit.log >&2; fail "-np 2 with a refit: no message naming the key"; }
 echo "mpi: ok ($(( $(date +%s) - start )) s)"
