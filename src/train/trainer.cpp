@@ -51,8 +51,7 @@ void check_processes(const RunConfig& config, const dist::Comm& comm) {
                      ", expected 1 in a run of " + n +
                      " processes (train the members as separate runs, e.g. with scripts/sweep)");
   if (config.train.refit_epochs > 0)
-    throw InputError("train.refit_epochs: found " +
-                     nlohmann::json(config.train.refit_epochs).dump() +
+    throw InputError("train.refit_epochs: found " + fmt::format("{:g}", config.train.refit_epochs) +
                      ", expected 0 in a run of " + n +
                      " processes (the refit runs after the final choice, on rank 0)");
   if (config.train.micro_batches < comm.size())

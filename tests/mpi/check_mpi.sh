@@ -144,19 +144,21 @@ cmp uninterrupted/model.safetensors lost/model.safetensors ||
   fail "a run that lost a process, resumed by one process, gave another model"
 echo "mpi: a process killed mid-run: mpirun stopped (exit $rc), the last checkpoint resumed to the uninterrupted model"
 
-# More processes than micro-batches: refused by every rank, naming the key.
-rc=0
-"${MPIRUN[@]}" -np 4 "$BIN" train --config config.json --set train.micro_batches=3 \
-  --out refused >refused.log 2>&1 || rc=$?
-[ "$rc" != 0 ] || fail "-np 4 with train.micro_batches 3 was accepted"
-grep -q "train.micro_batches: found 3, expected at least the number of processes (4)" refused.log ||
-  { cat refused.log >&2; fail "-np 4 with 3 micro-batches: no message naming the key"; }
-[ ! -e refused/model.safetensors ] || fail "a refused run wrote a model"
-# A refit (train.refit_epochs) runs after the final choice on one process: refused too.
-rc=0
-"${MPIRUN[@]}" -np 2 "$BIN" train --config config.json --set train.refit_epochs=1 \
-  --out refused_refit >refused_refit.log 2>&1 || rc=$?
-[ "$rc" != 0 ] || fail "-np 2 with train.refit_epochs 1 was accepted"
-grep -q "train.refit_epochs: found 1, expected 0 in a run of 2 processes" refused_refit.log ||
-  { cat refused_refit.log >&2; fail "-np 2 with a refit: no message naming the key"; }
+# refused NAME PROCESSES MESSAGE --set...: a run every rank refuses, naming the key (MESSAGE),
+# that writes no model.
+refused() {
+  local name=$1 np=$2 message=$3 rc=0
+  shift 3
+  "${MPIRUN[@]}" -np "$np" "$BIN" train --config config.json "$@" --out "$name" >"$name.log" 2>&1 ||
+    rc=$?
+  [ "$rc" != 0 ] || fail "-np $np with $* was accepted"
+  grep -q "$message" "$name.log" || { cat "$name.log" >&2; fail "-np $np with $*: no message naming the key"; }
+  [ ! -e "$name/model.safetensors" ] || fail "a refused run ($*) wrote a model"
+}
+# More processes than micro-batches.
+refused refused 4 "train.micro_batches: found 3, expected at least the number of processes (4)" \
+  --set train.micro_batches=3
+# A refit (train.refit_epochs) runs after the final choice, on one process.
+refused refused_refit 2 "train.refit_epochs: found 1, expected 0 in a run of 2 processes" \
+  --set train.refit_epochs=1
 echo "mpi: ok ($(( $(date +%s) - start )) s)"
