@@ -47,10 +47,10 @@ nlohmann::json scalers_of(const data::PanelScaler& scalers, const std::vector<st
 // Reads the finished members' models as one ensemble with the ensemble's own run config;
 // `meta` gets the metadata of its model file (save_ensemble).
 // `file` picks each member's model file: model() (the refit one under train.refit_epochs)
-// or selected() (as validation chose it).
+// or selected() (as validation chose it); `meta` may be null (no file will be written).
 LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
                             const nlohmann::json& resolved,
-                            std::map<std::string, std::string>& meta,
+                            std::map<std::string, std::string>* meta,
                             std::string (RunPaths::*file)() const = &RunPaths::model) {
   LoadedModel all;
   all.path = paths.model();
@@ -85,17 +85,18 @@ LoadedModel combine_members(const RunPaths& paths, const RunConfig& config,
     all.params.push_back(std::move(m.params.front()));
     all.networks.push_back(std::move(m.networks.front()));
   }
-  meta = {{"config", resolved.dump()},
-          {"scaler", all.scaler.to_json().dump()},
-          {"columns", nlohmann::json(all.columns).dump()},
-          {"frequency", all.frequency}};
+  if (!meta) return all;
+  *meta = {{"config", resolved.dump()},
+           {"scaler", all.scaler.to_json().dump()},
+           {"columns", nlohmann::json(all.columns).dump()},
+           {"frequency", all.frequency}};
   if (!config.data.csv.id_column.empty()) {  // a panel, as phases.cpp writes it
-    meta["id_column"] = config.data.csv.id_column;
-    meta["series_scalers"] = all.series_scalers.to_json().dump();
+    (*meta)["id_column"] = config.data.csv.id_column;
+    (*meta)["series_scalers"] = all.series_scalers.to_json().dump();
   }
   // What the cross-attention decoder reads beside the values: without it the file loads
   // as a model that cannot be fed.
-  if (all.known) meta["known"] = all.known->to_json().dump();
+  if (all.known) (*meta)["known"] = all.known->to_json().dump();
   return all;
 }
 
@@ -221,18 +222,20 @@ bool train_members(const RunConfig& config, const RunPaths& paths, const TrainOp
 // refit one under train.refit_epochs), `chosen` the one validation chose (the same without
 // a refit). Empty when the run has no least-squares start.
 struct EnsembleStarts {
-  LoadedModel final, chosen;
+  LoadedModel final;
+  std::optional<LoadedModel> selected;  // with a refit only
+  const LoadedModel& chosen() const { return selected ? *selected : final; }
 };
 EnsembleStarts ensemble_starts(const RunPaths& paths, bool refit) {
   const auto load = [](const std::string& path) {
     return fs::exists(path) ? LoadedModel::load(path) : LoadedModel{};
   };
   const std::string member_start = paths.member(1).linear_start();
-  EnsembleStarts s{load(member_start), LoadedModel{}};
+  EnsembleStarts s{load(member_start), std::nullopt};
   if (!s.final.networks.empty())
     write_file_atomic(paths.linear_start(),
                       read_input_file(member_start, uint64_t{1} << 36, "model file"));
-  s.chosen = refit ? load(paths.member(1).selected_linear_start()) : load(member_start);
+  if (refit) s.selected = load(paths.member(1).selected_linear_start());
   return s;
 }
 
@@ -259,13 +262,13 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   MemberTotals totals;
   if (!train_members(config, paths, opt, result, totals)) return result;
 
-  std::map<std::string, std::string> meta, selected_meta;
-  LoadedModel lm = combine_members(paths, config, resolved, meta);
+  std::map<std::string, std::string> meta;
+  LoadedModel lm = combine_members(paths, config, resolved, &meta);
   // With a refit the members' model files are their refits: validation (and the intervals'
   // calibration) reads the members as validation chose them.
   const bool refit = config.train.refit_epochs > 0;
   const LoadedModel selected =
-      refit ? combine_members(paths, config, resolved, selected_meta, &RunPaths::selected)
+      refit ? combine_members(paths, config, resolved, nullptr, &RunPaths::selected)
             : LoadedModel{};
   const LoadedModel& chosen = refit ? selected : lm;
   // The members trained uncalibrated: the ensemble's own levels (their mean) are calibrated.
@@ -282,7 +285,7 @@ TrainResult train_ensemble(const RunConfig& config_in, const TrainOptions& opt) 
   try {
     if (detail::scoring_interrupted(opt)) throw ScoringInterrupted();
     const Calibration* c = cal ? &*cal : nullptr;
-    detail::evaluate_part(*data->scorer, "val", chosen.members(), starts.chosen.members(), &table,
+    detail::evaluate_part(*data->scorer, "val", chosen.members(), starts.chosen().members(), &table,
                           opt.interrupt, c, metrics);
     detail::evaluate_part(*data->scorer, "test", lm.members(), starts.final.members(), &table,
                           opt.interrupt, c, metrics);

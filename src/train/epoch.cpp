@@ -247,20 +247,21 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
   try {
     if (scoring_interrupted(opt)) throw ScoringInterrupted();
     const Calibration* c = cal ? &*cal : nullptr;
-    if (!refit) {
-      metrics =
-          scorer.evaluate({&t.net}, linear_start.members(), &table, opt.interrupt, nullptr, c);
-    } else {
-      evaluate_part(scorer, "val", {&t.net}, linear_start.members(), &table, opt.interrupt, c,
-                    metrics);
-      const nlohmann::json refit_entry = refit_selected(
-          t, paths.selected(), paths.selected_linear_start(), paths.linear_start(), opt);
+    // Validation scores the chosen model; the test its refit when there is one.
+    evaluate_part(scorer, "val", {&t.net}, linear_start.members(), &table, opt.interrupt, c,
+                  metrics);
+    nlohmann::json refit_entry;
+    LoadedModel refit_start;
+    if (refit) {
+      refit_entry = refit_selected(t, paths.selected(), paths.selected_linear_start(),
+                                   paths.linear_start(), opt);
       meta["refit"] = refit_entry.dump();
       model::save_checkpoint(paths.model(), t.net, meta);
-      evaluate_part(scorer, "test", {&t.net}, start_of(paths.linear_start()).members(), &table,
-                    opt.interrupt, c, metrics);
-      metrics["refit"] = refit_entry;
+      refit_start = start_of(paths.linear_start());
     }
+    evaluate_part(scorer, "test", {&t.net}, (refit ? refit_start : linear_start).members(), &table,
+                  opt.interrupt, c, metrics);
+    if (refit) metrics["refit"] = refit_entry;  // after: the first part scored fills metrics
   } catch (const ScoringInterrupted&) {
     spdlog::warn("interrupted during the final scoring; {} is kept and resuming scores it",
                  refit ? paths.selected() : paths.model());

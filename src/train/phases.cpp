@@ -73,13 +73,13 @@ nlohmann::json write_resolved_config(const RunFolder& folder, const RunConfig& c
   return resolved;
 }
 
-namespace {
-
-std::vector<data::RowRange> train_parts(const data::PanelSplit& split) {
+std::vector<data::RowRange> train_parts(const std::vector<data::Split>& splits) {
   std::vector<data::RowRange> parts;
-  for (const data::Split& sp : split.splits) parts.push_back(sp.train);
+  for (const data::Split& sp : splits) parts.push_back(sp.train);
   return parts;
 }
+
+namespace {
 
 int64_t epoch_steps(const TrainConfig& tc, const data::WindowSampler& windows) {
   int64_t steps = static_cast<int64_t>(windows.num_batches(tc.batch_size));
@@ -98,7 +98,7 @@ Training::Training(const RunConfig& config_, const RunData& data_, const nlohman
       net(config_.model, params, config_.train.seed),
       adam(params, static_cast<float>(config_.train.beta1), static_cast<float>(config_.train.beta2),
            static_cast<float>(config_.train.eps), static_cast<float>(config_.train.weight_decay)),
-      train_windows(data_.scorer->scaled(), train_parts(data_.split),
+      train_windows(data_.scorer->scaled(), train_parts(data_.split.splits),
                     static_cast<size_t>(config_.model.context_length),
                     static_cast<size_t>(config_.model.horizon), config_.model.channel_mode),
       steps_per_epoch(epoch_steps(config_.train, train_windows)),

@@ -55,6 +55,9 @@ std::unique_ptr<RunData> prepare_data(RunConfig& config);
 // Returns the resolved config (every key, data-dependent keys filled in).
 nlohmann::json write_resolved_config(const RunFolder& folder, const RunConfig& config, bool resume);
 
+// The training row range of each split, in order: what the sampler draws windows from.
+std::vector<data::RowRange> train_parts(const std::vector<data::Split>& splits);
+
 // 3. Everything a training loop owns. Built once; a step allocates nothing.
 struct Training {
   Training(const RunConfig& config, const RunData& data, const nlohmann::json& resolved);

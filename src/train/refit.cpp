@@ -37,12 +37,6 @@ std::vector<data::Split> with_validation_rows(const data::PanelSplit& split) {
   return out;
 }
 
-std::vector<data::RowRange> train_rows(const std::vector<data::Split>& splits) {
-  std::vector<data::RowRange> rows;
-  for (const data::Split& sp : splits) rows.push_back(sp.train);
-  return rows;
-}
-
 // Fresh AdamW moments: the kept epoch's were not saved, and the last epoch's belong to
 // other weights.
 void reset_moments(ag::AdamW& adam) {
@@ -79,7 +73,7 @@ nlohmann::json refit_selected(Training& t, const std::string& selected,
   const std::vector<data::Split> splits = with_validation_rows(t.data.split);
   const int64_t start_windows = refit_linear_start(t, splits, selected_start, start_out);
 
-  data::WindowSampler windows(t.data.scorer->scaled(), train_rows(splits),
+  data::WindowSampler windows(t.data.scorer->scaled(), train_parts(splits),
                               static_cast<size_t>(t.config.model.context_length),
                               static_cast<size_t>(t.config.model.horizon),
                               t.config.model.channel_mode);
