@@ -106,6 +106,9 @@ TEST_CASE("refit: the kept model learns the validation rows and never a test row
   d.resume = true;
   REQUIRE(train::train(refit, d).status == TrainResult::Status::kFinished);
   train_test::check_same_tensors(dir + "/b/model.safetensors", dir + "/d/model.safetensors");
+  // The whole file, metadata included (no timing in it).
+  CHECK(train_test::slurp(dir + "/b/model.safetensors") ==
+        train_test::slurp(dir + "/d/model.safetensors"));
   CHECK(metrics_of(dir + "/d")["test"] == mb["test"]);
   fs::remove_all(dir);
 }
