@@ -255,10 +255,7 @@ TrainResult score_kept_model(Training& t, const RunPaths& paths, const TrainOpti
     if (refit) {
       refit_entry = refit_selected(t, paths.selected(), paths.selected_linear_start(),
                                    paths.linear_start(), opt);
-      // Without its seconds: the same seed and data give the same model file, byte for byte.
-      nlohmann::json recorded = refit_entry;
-      recorded.erase("seconds");
-      meta["refit"] = recorded.dump();
+      meta["refit"] = refit_metadata(refit_entry);
       model::save_checkpoint(paths.model(), t.net, meta);
       refit_start = start_of(paths.linear_start());
     }

@@ -132,6 +132,10 @@ nlohmann::json refit_selected(Training& t, const std::string& selected,
                               const std::string& selected_start, const std::string& start_out,
                               const TrainOptions& opt);
 
+// The refit's entry as the refit model file's "refit" metadata: without its seconds, so
+// the same seed and data give the same file, byte for byte.
+std::string refit_metadata(const nlohmann::json& refit_entry);
+
 // With a refit: model.safetensors and linear_start.safetensors as validation chose them,
 // copied once to selected.safetensors and linear_start_selected.safetensors, which every
 // later step reads (a refit interrupted and resumed starts from them again).

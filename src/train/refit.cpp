@@ -131,6 +131,12 @@ nlohmann::json refit_selected(Training& t, const std::string& selected,
   return out;
 }
 
+std::string refit_metadata(const nlohmann::json& refit_entry) {
+  nlohmann::json recorded = refit_entry;
+  recorded.erase("seconds");
+  return recorded.dump();
+}
+
 void keep_selected(const RunPaths& paths) {
   const std::pair<std::string, std::string> copies[] = {
       {paths.model(), paths.selected()}, {paths.linear_start(), paths.selected_linear_start()}};
