@@ -56,11 +56,8 @@ train() {  # train OUT [mpirun -np N] -- extra attnfc args
 
 # A safetensors file after its JSON header: 8 bytes of header length (little-endian), the
 # header, then the tensors' bytes.
-tensor_bytes() {
-  local header
-  header=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
-  tail -c +$((9 + header)) "$1"
-}
+header_length() { od -An -t u8 -N 8 "$1" | tr -d ' '; }
+tensor_bytes() { tail -c +$((9 + $(header_length "$1"))) "$1"; }
 
 start=$(date +%s)
 train single -- --threads 2 || fail "one process, 2 threads"
@@ -92,7 +89,7 @@ echo "mpi: a 2-process run stopped at step 5 and resumed by one process: the sam
 
 # The two interrupted runs below are long (600 epochs) so that the interruption surely
 # lands mid-run; running them to their end, three times, took 498 s of the sanitizer build
-# (AMD EPYC Zen 3 class, 2026-12-07). So a resumed run goes on for kMoreSteps steps only
+# (AMD EPYC Zen 3 class, 2026-12-07). So a resumed run goes on for more_steps steps only
 # and stops, and its full state (weights and Adam moments, the checkpoint's tensors) must
 # equal that of one uninterrupted process stopped at the same step. That a resume then ends
 # with the uninterrupted model is checked above, on the 2-process run stopped at step 5.
@@ -101,9 +98,12 @@ echo "mpi: a 2-process run stopped at step 5 and resumed by one process: the sam
 long=(--set train.epochs=600 --set train.max_steps_per_epoch=0)
 more_steps=30
 
-# checkpoint_step DIR: the global step a run folder's checkpoint was saved at.
+# checkpoint_step DIR: the global step a run folder's checkpoint was saved at (its JSON
+# header holds the loop state, escaped, as metadata).
 checkpoint_step() {
-  grep -ao 'global_step[^0-9]*[0-9]*' "$1/checkpoint.safetensors" | head -n 1 | grep -o '[0-9]*$'
+  local file=$1/checkpoint.safetensors
+  head -c $((8 + $(header_length "$file"))) "$file" | grep -ao 'global_step[^0-9]*[0-9]*' |
+    head -n 1 | grep -o '[0-9]*$'
 }
 
 # same_state_after_resume NAME: resumes NAME with one process for more_steps steps and
