@@ -283,6 +283,15 @@ Tensor make_output(const Shape& s, const char* op, BackwardFn backward,
   return out;
 }
 
+int normalize_dim(int d, int ndim, const char* op) {
+  const int r = d < 0 ? d + ndim : d;
+  if (r < 0 || r >= ndim) {
+    op_error(op, "dim " + std::to_string(d) + " out of range for a " + std::to_string(ndim) +
+                     "-d tensor");
+  }
+  return r;
+}
+
 void op_error(const char* op, const std::string& what) {
   throw std::invalid_argument(std::string(op) + ": " + what);
 }

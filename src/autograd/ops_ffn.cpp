@@ -112,7 +112,7 @@ void feed_forward_backward(const TensorNode& n) {
   detail::prenorm_backward(xn, x, gamma, beta, z + mh);
 }
 
-bool plain_vector(const Tensor& b, int64_t n) {
+bool absent_or_plain_vector(const Tensor& b, int64_t n) {
   return !b.defined() || (b.ndim() == 1 && b.size(0) == n && b.stride(0) == 1);
 }
 
@@ -129,9 +129,9 @@ Tensor feed_forward(const Tensor& x_in, const PreNorm& norm, const Tensor& W1, c
   const bool gelu = act == kernels::Activation::GeluTanh || act == kernels::Activation::GeluErf;
   const bool shapes_ok = gelu && x_in.ndim() >= 1 && W1.ndim() == 2 && W2.ndim() == 2 &&
                          W1.is_contiguous() && W2.is_contiguous() && x_in.size(-1) == W1.size(1) &&
-                         W2.size(1) == W1.size(0) && plain_vector(b1, W1.size(0)) &&
-                         plain_vector(b2, W2.size(0)) && W1.size(1) > 1 && W1.size(0) > 1 &&
-                         W2.size(0) > 1 && x_in.numel() > 0;
+                         W2.size(1) == W1.size(0) && absent_or_plain_vector(b1, W1.size(0)) &&
+                         absent_or_plain_vector(b2, W2.size(0)) && W1.size(1) > 1 &&
+                         W1.size(0) > 1 && W2.size(0) > 1 && x_in.numel() > 0;
   Shape ys = x_in.shape();
   if (shapes_ok) ys.dims[ys.ndim - 1] = W2.size(0);
   const bool fusable =

@@ -12,15 +12,6 @@ namespace attnfc::ag {
 namespace {
 using detail::Dims4;
 
-int norm_dim(int d, int ndim, const char* op) {
-  const int r = d < 0 ? d + ndim : d;
-  if (r < 0 || r >= ndim) {
-    op_error(op, "dim " + std::to_string(d) + " out of range for a " + std::to_string(ndim) +
-                     "-d tensor");
-  }
-  return r;
-}
-
 // x viewed as 4-d with the reduced axis at padded position `axis`; y's strides are
 // x's padded dims with the reduced axis given stride 0 (so x index -> y element).
 struct ReduceView {
@@ -59,7 +50,7 @@ void sum_backward(const TensorNode& n) {
 
 Tensor reduce(const Tensor& x, int dim_in, bool keepdim, bool is_mean, const char* name) {
   if (x.ndim() == 0) op_error(name, "needs a tensor with at least one dimension");
-  const int dim = norm_dim(dim_in, x.ndim(), name);
+  const int dim = normalize_dim(dim_in, x.ndim(), name);
   Shape s;
   for (int i = 0; i < x.ndim(); ++i) {
     if (i != dim) {
@@ -171,7 +162,7 @@ Tensor mean_all(const Tensor& x) {
 Tensor concat(std::span<const Tensor> parts, int dim_in) {
   if (parts.empty()) op_error("concat", "needs at least one tensor");
   const Tensor& first = parts[0];
-  const int dim = norm_dim(dim_in, first.ndim(), "concat");
+  const int dim = normalize_dim(dim_in, first.ndim(), "concat");
   Shape s = first.shape();
   s.dims[dim] = 0;
   for (const Tensor& p : parts) {

@@ -125,15 +125,6 @@ Tensor make_view(const Tensor& base, const char* op, const Shape& s,
   return v;
 }
 
-int norm_dim(int d, int ndim, const char* op) {
-  const int r = d < 0 ? d + ndim : d;
-  if (r < 0 || r >= ndim) {
-    op_error(
-        op, "dim " + std::to_string(d) + " out of range for " + std::to_string(ndim) + "-d tensor");
-  }
-  return r;
-}
-
 void copy_backward(const TensorNode& n) {
   // x (any strides) += dy (contiguous, x's shape)
   detail::accumulate_strided(n.in[0].grad(), n.in[0].strides(), n.out.grad(), n.out.strides(),
@@ -155,8 +146,8 @@ Tensor Tensor::reshape(Shape s) const {
 }
 
 Tensor Tensor::transpose(int a, int b) const {
-  a = norm_dim(a, ndim(), "transpose");
-  b = norm_dim(b, ndim(), "transpose");
+  a = normalize_dim(a, ndim(), "transpose");
+  b = normalize_dim(b, ndim(), "transpose");
   Shape s = shape_;
   auto st = strides_;
   std::swap(s.dims[a], s.dims[b]);
@@ -174,7 +165,7 @@ Tensor Tensor::permute(std::initializer_list<int> order) const {
   bool seen[kMaxDims] = {};
   int i = 0;
   for (int d : order) {
-    d = norm_dim(d, ndim(), "permute");
+    d = normalize_dim(d, ndim(), "permute");
     if (seen[d]) op_error("permute", "dim " + std::to_string(d) + " appears twice");
     seen[d] = true;
     s.dims[i] = shape_.dims[d];
@@ -185,7 +176,7 @@ Tensor Tensor::permute(std::initializer_list<int> order) const {
 }
 
 Tensor Tensor::slice(int dim, int64_t begin, int64_t end) const {
-  dim = norm_dim(dim, ndim(), "slice");
+  dim = normalize_dim(dim, ndim(), "slice");
   const int64_t n = shape_.dims[dim];
   if (begin < 0) begin += n;
   if (end < 0) end += n;

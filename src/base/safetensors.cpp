@@ -70,14 +70,6 @@ int dtype_size(const std::string& dtype) {
   return 0;
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size() && i < kMaxDims; ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  if (shape.size() > kMaxDims) s += ", ... (" + std::to_string(shape.size()) + " dimensions)";
-  return s + "]";
-}
-
 // Element count of a header shape, refusing negative or non-integer dimensions,
 // more than kMaxDims of them and any product that would wrap around 2^64.
 uint64_t checked_numel(const nlohmann::json& shape, const std::string& where,
@@ -100,6 +92,14 @@ uint64_t checked_numel(const nlohmann::json& shape, const std::string& where,
 }
 
 }  // namespace
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size() && i < kMaxDims; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() > kMaxDims) s += ", ... (" + std::to_string(shape.size()) + " dimensions)";
+  return s + "]";
+}
 
 const TensorData* File::find(const std::string& name) const {
   for (const auto& t : tensors) {

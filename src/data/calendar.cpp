@@ -10,16 +10,12 @@
 
 namespace attnfc::data {
 
+using detail::days_in_month;
+using detail::floor_div;
+using detail::kDay;
 using detail::quote_token;
 
 namespace {
-
-constexpr int64_t kDay = 86400;
-
-int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 // The feature's period in calendar days, the longest step at which it still varies, and
 // whether that step may equal the period (week_of_year at a weekly step still moves on).
@@ -86,11 +82,6 @@ unsigned iso_week(int64_t day) {
   unsigned m, d;
   civil_from_days(thursday, y, m, d);
   return static_cast<unsigned>((thursday - days_from_civil(y, 1, 1)) / 7 + 1);
-}
-
-unsigned days_in_month(int64_t y, unsigned m) {
-  return m == 12 ? 31u
-                 : static_cast<unsigned>(days_from_civil(y, m + 1, 1) - days_from_civil(y, m, 1));
 }
 
 double phase(CalendarFeature f, int64_t t) {

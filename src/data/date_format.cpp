@@ -21,11 +21,8 @@
 
 namespace attnfc::data {
 
-namespace {
-// Years 0000 .. 9999, as parse_timestamp (time.cpp).
-constexpr int64_t kMinTime = -62167219200;
-constexpr int64_t kMaxTime = 253402300799;
-}  // namespace
+using detail::kMaxTime;  // years 0000 .. 9999, as parse_timestamp (time.cpp)
+using detail::kMinTime;
 
 namespace {
 

@@ -12,15 +12,12 @@
 
 namespace attnfc::data {
 
+using detail::floor_div;
+using detail::kDay;
+
 namespace {
 
-constexpr int64_t kDay = 86400;
 constexpr int64_t kWeek = 7 * kDay;
-
-int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 // Months since year 0 and the rest of the timestamp (day of month, time of day).
 struct MonthParts {

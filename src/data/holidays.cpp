@@ -7,11 +7,10 @@
 
 namespace attnfc::data {
 
+using detail::kDay;
 using detail::quote_token;
 
 namespace {
-
-constexpr int64_t kDay = 86400;
 
 int64_t day_of(int64_t t) {
   const int64_t q = t / kDay;

@@ -97,4 +97,24 @@ void panel_column(const CsvTable& table, size_t col, const TimeSeries& s, Missin
 // more whose steps are mostly not one period of s.frequency.
 void panel_gaps(const CsvTable& table, size_t time_col, TimeSeries& s);
 
+// Seconds in a day, and integer division rounding toward -infinity (timestamps before 1970
+// and week or month arithmetic on negative offsets must not round toward zero).
+inline constexpr int64_t kDay = 86400;
+inline int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Year 0000-01-01 .. 9999-12-31 23:59:59: keeps every sum and product of
+// timestamps far from int64 overflow and printable as four-digit years.
+inline constexpr int64_t kMinTime = -62167219200;
+inline constexpr int64_t kMaxTime = 253402300799;
+
+// Days in month m (1..12) of the proleptic Gregorian year y.
+inline unsigned days_in_month(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 }  // namespace attnfc::data::detail

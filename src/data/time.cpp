@@ -10,24 +10,13 @@
 
 namespace attnfc::data {
 
+using detail::days_in_month;
+using detail::floor_div;
+using detail::kDay;
+using detail::kMaxTime;
+using detail::kMinTime;
+
 namespace {
-
-constexpr int64_t kDay = 86400;
-// Year 0000-01-01 .. 9999-12-31 23:59:59: keeps every sum and product of
-// timestamps far from int64 overflow and printable as four-digit years.
-constexpr int64_t kMinTime = -62167219200;
-constexpr int64_t kMaxTime = 253402300799;
-
-int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-unsigned days_in_month(int64_t y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : kDays[m - 1];
-}
 
 // Reads 1..max_digits decimal digits at s[i]; advances i.
 bool read_uint(std::string_view s, size_t& i, size_t min_digits, size_t max_digits, unsigned& out) {

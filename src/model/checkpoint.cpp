@@ -18,12 +18,6 @@ const std::set<std::string> kReserved = {"format",          "format_version", "a
                                          "model_config",    "members",        kHeadLayoutKey,
                                          kMemberContextsKey};
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::vector<int64_t> dims_of(const ag::Tensor& t) {
   std::vector<int64_t> d;
   for (int i = 0; i < t.ndim(); ++i) d.push_back(t.size(i));
@@ -129,8 +123,9 @@ void Checkpoint::load_members(const std::vector<const PatchTransformer*>& member
       }
       const std::vector<int64_t> want = dims_of(p.tensor);
       if (t->shape != want) {
-        throw InputError(path_ + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
-                         ", expected " + shape_str(want) + " for the model_config");
+        throw InputError(path_ + ": tensor '" + name + "' has shape " +
+                         safetensors::shape_str(t->shape) + ", expected " +
+                         safetensors::shape_str(want) + " for the model_config");
       }
     }
   }

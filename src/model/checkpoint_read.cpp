@@ -15,13 +15,6 @@ namespace attnfc::model {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  if (s.size() > 8) out += ", ... (" + std::to_string(s.size()) + " dimensions)";
-  return out + "]";
-}
-
 void add_linear(std::vector<ParameterSpec>& out, const std::string& name, int64_t in, int64_t outs,
                 bool bias = true) {
   out.push_back({name + ".weight", {outs, in}});
@@ -170,8 +163,9 @@ void check_tensors_against_config(const safetensors::File& file,
         throw InputError(source + ": tensor '" + name + "' has dtype " + t->dtype +
                          ", expected F32");
       if (t->shape != spec.shape)
-        throw InputError(source + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
-                         ", expected " + shape_str(spec.shape) + " for the model_config");
+        throw InputError(source + ": tensor '" + name + "' has shape " +
+                         safetensors::shape_str(t->shape) + ", expected " +
+                         safetensors::shape_str(spec.shape) + " for the model_config");
       tensor_bytes += 4 * t->values.size();
     }
     // What a model allocates beyond its parameters: the sinusoidal position table, N x d.

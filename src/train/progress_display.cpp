@@ -22,7 +22,7 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // A JSON number, or null where it is not finite (JSON has no NaN).
-nlohmann::ordered_json number(double v) {
+nlohmann::ordered_json json_number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
 }
 
@@ -38,8 +38,8 @@ nlohmann::ordered_json json_event(const char* event, int epoch, int epochs, int6
 }
 
 void add_eta(nlohmann::ordered_json& j, const Eta& eta) {
-  j["eta_s"] = number(eta.no_improvement_s);
-  j["eta_max_s"] = number(eta.budget_s);
+  j["eta_s"] = json_number(eta.no_improvement_s);
+  j["eta_max_s"] = json_number(eta.budget_s);
 }
 
 // "0.38120" (`decimals` places), or "-" before the first validation.
@@ -116,9 +116,9 @@ void Progress::emit_step(int epoch, int64_t step_in_epoch, double loss, double l
   if (opt_.style == ProgressStyle::kJson) {
     auto j = json_event("step", epoch, run_.epochs, step_in_epoch, run_.steps_per_epoch);
     add_part(j);
-    j["loss"] = number(loss);
-    j["val_loss"] = number(last_val_loss);
-    j["samples_per_s"] = number(samples_per_s);
+    j["loss"] = json_number(loss);
+    j["val_loss"] = json_number(last_val_loss);
+    j["samples_per_s"] = json_number(samples_per_s);
     add_eta(j, e);
     write_line(j.dump());
     return;
@@ -167,13 +167,13 @@ void Progress::epoch_done(const EpochRecord& r, int patience_left) {
   if (opt_.style == ProgressStyle::kJson) {
     auto j = json_event("epoch", r.epoch, run_.epochs, run_.steps_per_epoch, run_.steps_per_epoch);
     add_part(j);
-    j["loss"] = number(r.train_loss);
-    j["val_loss"] = number(r.val_loss);
-    j["samples_per_s"] = number(r.samples_per_s);
+    j["loss"] = json_number(r.train_loss);
+    j["val_loss"] = json_number(r.val_loss);
+    j["samples_per_s"] = json_number(r.samples_per_s);
     add_eta(j, e);
     j["steps"] = r.steps;
-    j["lr"] = number(r.lr);
-    j["seconds"] = number(r.seconds);
+    j["lr"] = json_number(r.lr);
+    j["seconds"] = json_number(r.seconds);
     j["best"] = r.best;
     j["patience_left"] =
         patience_left < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(patience_left);
@@ -204,9 +204,9 @@ void Progress::done(const ProgressEnd& end) {
     auto j =
         json_event("done", end.epochs_run, run_.epochs, run_.steps_per_epoch, run_.steps_per_epoch);
     add_part(j);
-    j["loss"] = number(end.last_train_loss);
-    j["val_loss"] = number(end.best_val_loss);
-    j["samples_per_s"] = number(samples_per_s);
+    j["loss"] = json_number(end.last_train_loss);
+    j["val_loss"] = json_number(end.best_val_loss);
+    j["samples_per_s"] = json_number(samples_per_s);
     add_eta(j, Eta{0, 0});
     j["steps"] = end.steps;
     j["best_epoch"] = end.best_epoch;

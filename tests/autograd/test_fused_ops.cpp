@@ -26,8 +26,8 @@ namespace {
 constexpr kernels::Activation kGelu = kernels::Activation::GeluTanh;
 
 // Output and every leaf's gradient of loss = sum(f() * weights), at the current threads.
-std::vector<std::vector<float>> run(const std::vector<Tensor>& leaves,
-                                    const std::function<Tensor()>& f) {
+std::vector<std::vector<float>> run_fused(const std::vector<Tensor>& leaves,
+                                          const std::function<Tensor()>& f) {
   for (const Tensor& t : leaves) std::memset(t.grad(), 0, t.numel() * sizeof(float));
   ag::Graph g;
   ag::GraphScope scope(g);
@@ -46,7 +46,7 @@ void check_same_bits(const std::vector<Tensor>& leaves, const std::function<Tens
   for (int threads : {1, 2}) {
     CAPTURE(threads);
     kernels::set_threads(threads);
-    const auto a = run(leaves, fused), b = run(leaves, unfused);
+    const auto a = run_fused(leaves, fused), b = run_fused(leaves, unfused);
     for (size_t i = 0; i < a.size(); ++i) {
       CAPTURE(i);
       CHECK(std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) == 0);

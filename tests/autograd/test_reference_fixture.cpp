@@ -30,8 +30,8 @@ json load_fixture() {
 
 // Runs the fixture's MLP (n_in -> hidden -> 1, tanh, MSE) and returns the loss
 // before each of `steps` optimiser steps.
-std::vector<double> run(const json& f, ag::Optimizer* (*make)(ag::ParameterSet&, const json&),
-                        int steps) {
+std::vector<double> run_fixture(const json& f,
+                                ag::Optimizer* (*make)(ag::ParameterSet&, const json&), int steps) {
   const int n_in = f["n_in"], hidden = f["hidden"];
   const std::vector<float> xs = f["x"].get<std::vector<float>>();
   const std::vector<float> ys = f["y"].get<std::vector<float>>();
@@ -65,7 +65,7 @@ std::vector<double> run(const json& f, ag::Optimizer* (*make)(ag::ParameterSet&,
 TEST_CASE("fixture: sine MLP with SGD momentum follows the Python reference") {
   const json f = load_fixture()["sine_sgd"];
   const std::vector<double> want = f["losses"].get<std::vector<double>>();
-  const std::vector<double> got = run(
+  const std::vector<double> got = run_fixture(
       f,
       [](ag::ParameterSet& ps, const json& j) -> ag::Optimizer* {
         return new ag::SGD(ps, j["momentum"].get<float>());
@@ -81,7 +81,7 @@ TEST_CASE("fixture: sine MLP with SGD momentum follows the Python reference") {
 TEST_CASE("fixture: XOR MLP with Adam follows the Python reference") {
   const json f = load_fixture()["xor_adam"];
   const std::vector<double> want = f["losses"].get<std::vector<double>>();
-  const std::vector<double> got = run(
+  const std::vector<double> got = run_fixture(
       f,
       [](ag::ParameterSet& ps, const json& j) -> ag::Optimizer* {
         return new ag::AdamW(ps, j["beta1"].get<float>(), j["beta2"].get<float>(),

@@ -24,7 +24,7 @@ using namespace attnfc;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch() {
+fs::path input_scratch() {
   const fs::path d = fs::temp_directory_path() / ("attnfc_input_" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
@@ -32,7 +32,7 @@ fs::path scratch() {
 }  // namespace
 
 TEST_CASE("input file: a regular file within the limit is read whole, a larger one refused") {
-  const fs::path d = scratch();
+  const fs::path d = input_scratch();
   const std::string path = (d / "a.txt").string();
   std::ofstream(path) << std::string(1000, 'a');
   CHECK(read_input_file(path, 1000, "test file").size() == 1000);
@@ -57,7 +57,7 @@ TEST_CASE("input file: /dev/zero, /dev/urandom and directories are refused at on
 }
 
 TEST_CASE("input file: a FIFO without a writer times out instead of hanging") {
-  const fs::path d = scratch();
+  const fs::path d = input_scratch();
   const std::string fifo = (d / "fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const auto t0 = std::chrono::steady_clock::now();
@@ -88,7 +88,7 @@ TEST_CASE("input file: a FIFO without a writer times out instead of hanging") {
 }
 
 TEST_CASE("input file: a huge file with a bad safetensors header is refused before the read") {
-  const fs::path d = scratch();
+  const fs::path d = input_scratch();
   const std::string path = (d / "sparse.safetensors").string();
   {
     // A 4 GiB sparse file: header length 2^62 would be refused after 8 bytes.
@@ -106,7 +106,7 @@ TEST_CASE("input file: a huge file with a bad safetensors header is refused befo
 }
 
 TEST_CASE("input file: a model file mapped in place reads as the same file through a pipe") {
-  const fs::path d = scratch();
+  const fs::path d = input_scratch();
   const std::string path = (d / "m.safetensors").string();
   safetensors::File f;
   f.metadata["config"] = "{}";

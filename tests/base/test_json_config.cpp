@@ -11,14 +11,14 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/json_config.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc;
 using nlohmann::json;
 
-namespace {
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("json config: edit distance and suggestions") {
   CHECK(edit_distance("", "abc") == 3);

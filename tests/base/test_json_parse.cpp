@@ -11,11 +11,15 @@
 #include "attnfc/base/json_config.hpp"
 #include "attnfc/base/json_parse.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc;
 
 namespace {
 
-std::string error_of(const std::string& text, const JsonLimits& limits = {}) {
+std::string json_error_of(const std::string& text, const JsonLimits& limits = {}) {
   try {
     (void)parse_json_bounded(text, "c.json", limits);
   } catch (const InputError& e) {
@@ -27,15 +31,11 @@ std::string error_of(const std::string& text, const JsonLimits& limits = {}) {
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("json parse: nesting 100k levels deep is refused at the limit, without recursion") {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  const std::string e = error_of(deep);
+  const std::string e = json_error_of(deep);
   CHECK(contains(e, "c.json: key '"));
   CHECK(contains(e, "nested deeper than 64 levels"));
   const std::string objects = [] {
@@ -45,33 +45,34 @@ TEST_CASE("json parse: nesting 100k levels deep is refused at the limit, without
     for (int i = 0; i < 100'000; ++i) s += "}";
     return s;
   }();
-  CHECK(contains(error_of(objects), "key 'a.a.a."));
+  CHECK(contains(json_error_of(objects), "key 'a.a.a."));
   // 64 levels are fine, 65 are not.
-  CHECK(error_of(std::string(64, '[') + std::string(64, ']')).empty());
-  CHECK(!error_of(std::string(65, '[') + std::string(65, ']')).empty());
+  CHECK(json_error_of(std::string(64, '[') + std::string(64, ']')).empty());
+  CHECK(!json_error_of(std::string(65, '[') + std::string(65, ']')).empty());
 }
 
 TEST_CASE("json parse: a duplicate key is refused, naming its path") {
-  const std::string e = error_of(R"({"model": {"d_model": 64, "n_heads": 4, "d_model": 4096}})");
+  const std::string e =
+      json_error_of(R"({"model": {"d_model": 64, "n_heads": 4, "d_model": 4096}})");
   CHECK(contains(e, "c.json: key 'model.d_model' appears twice in one object"));
   // The same key in two different objects is fine.
-  CHECK(error_of(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})").empty());
+  CHECK(json_error_of(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})").empty());
 }
 
 TEST_CASE("json parse: numbers beyond double range are refused, naming the key") {
-  std::string e = error_of(R"({"train": {"lr": 1e999}})");
+  std::string e = json_error_of(R"({"train": {"lr": 1e999}})");
   CHECK(contains(e, "c.json: key 'train.lr'"));
   CHECK(contains(e, "expected a number within the range of a double"));
-  e = error_of(R"({"data": {"columns": [1, 2, )" + std::string(400, '9') + "]}}");
+  e = json_error_of(R"({"data": {"columns": [1, 2, )" + std::string(400, '9') + "]}}");
   CHECK(contains(e, "key 'data.columns[2]'"));
   CHECK(contains(e, "number overflow"));
-  CHECK(error_of("[1e308, -1e308, 1e-999, 18446744073709551615]").empty());
+  CHECK(json_error_of("[1e308, -1e308, 1e-999, 18446744073709551615]").empty());
 }
 
 TEST_CASE("json parse: size limit, syntax errors with line and column") {
   JsonLimits small;
   small.max_bytes = 10;
-  CHECK(contains(error_of("[1,2,3,4,5,6,7]", small), "c.json: JSON text of 15 bytes"));
+  CHECK(contains(json_error_of("[1,2,3,4,5,6,7]", small), "c.json: JSON text of 15 bytes"));
   try {
     (void)parse_json_bounded("{\n  \"a\": 1,,\n}", "c.json");
     FAIL("expected an error");

@@ -8,6 +8,10 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/base/safetensors.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using attnfc::InputError;
 namespace st = attnfc::safetensors;
 
@@ -18,16 +22,13 @@ std::string with_header(const std::string& json, const std::string& data) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
   return out + json + data;
 }
-std::string error_of(const std::string& bytes) {
+std::string parse_error_of(const std::string& bytes) {
   try {
     st::parse(bytes, "x.safetensors");
   } catch (const InputError& e) {
     return e.what();
   }
   return "";
-}
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 }  // namespace
 
@@ -78,35 +79,35 @@ TEST_CASE("safetensors: round trip keeps names, shapes, values and metadata") {
 }
 
 TEST_CASE("safetensors: malformed files are refused with a reason") {
-  CHECK(contains(error_of("abc"), "fewer than the 8-byte"));
-  CHECK(contains(error_of(with_header("{}", "") + "xx"), "data buffer has 2 bytes"));
+  CHECK(contains(parse_error_of("abc"), "fewer than the 8-byte"));
+  CHECK(contains(parse_error_of(with_header("{}", "") + "xx"), "data buffer has 2 bytes"));
   std::string huge(8, '\xff');
-  CHECK(contains(error_of(huge + "{}"), "header length"));
-  CHECK(contains(error_of(with_header("[1]", "")), "does not start with a JSON object"));
-  CHECK(contains(error_of(with_header("{\"a\":", "")), "header JSON"));
+  CHECK(contains(parse_error_of(huge + "{}"), "header length"));
+  CHECK(contains(parse_error_of(with_header("[1]", "")), "does not start with a JSON object"));
+  CHECK(contains(parse_error_of(with_header("{\"a\":", "")), "header JSON"));
   const std::string four(4, '\0');
+  CHECK(contains(parse_error_of(with_header(
+                     R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", four)),
+                 "tensor 'a' has dtype F16, expected F32"));
   CHECK(contains(
-      error_of(with_header(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", four)),
-      "tensor 'a' has dtype F16, expected F32"));
-  CHECK(contains(
-      error_of(with_header(R"({"a":{"dtype":"Q9","shape":[1],"data_offsets":[0,4]}})", four)),
+      parse_error_of(with_header(R"({"a":{"dtype":"Q9","shape":[1],"data_offsets":[0,4]}})", four)),
       "unknown dtype"));
+  CHECK(contains(parse_error_of(with_header(
+                     R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),
+                 "needs 8"));
+  CHECK(contains(parse_error_of(with_header(
+                     R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})", four)),
+                 "outside"));
   CHECK(contains(
-      error_of(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", four)),
-      "needs 8"));
-  CHECK(contains(
-      error_of(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})", four)),
-      "outside"));
-  CHECK(contains(
-      error_of(with_header(
+      parse_error_of(with_header(
           R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
           four + four)),
       "must not overlap"));
-  CHECK(contains(
-      error_of(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", four)),
-      "invalid dimension"));
-  CHECK(contains(error_of(with_header(R"({"__metadata__":{"k":1}})", "")), "not a string"));
-  CHECK(contains(error_of(with_header(R"({"a":{"dtype":"F32"}})", "")),
+  CHECK(contains(parse_error_of(with_header(
+                     R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", four)),
+                 "invalid dimension"));
+  CHECK(contains(parse_error_of(with_header(R"({"__metadata__":{"k":1}})", "")), "not a string"));
+  CHECK(contains(parse_error_of(with_header(R"({"a":{"dtype":"F32"}})", "")),
                  "expected an object with dtype"));
   CHECK_THROWS_AS(st::read("no/such/file.safetensors"), InputError);
 }
@@ -131,34 +132,36 @@ TEST_CASE("safetensors: write is atomic and read returns what was written") {
 
 TEST_CASE("safetensors: element counts are overflow-checked (issue 18 item 12)") {
   // [2^32, 2^32] F32 wraps to 0 elements in 64 bits: it must not pass as an empty tensor.
-  std::string e = error_of(with_header(
+  std::string e = parse_error_of(with_header(
       R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""));
   CHECK(contains(e, "tensor 't': shape [4294967296,4294967296] has more than 2^64 elements"));
   // 2^62 elements of 4 bytes: the byte count wraps instead.
-  e = error_of(with_header(
+  e = parse_error_of(with_header(
       R"({"t":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", ""));
   CHECK(contains(e, "needs more than 2^64 bytes"));
-  e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""));
+  e = parse_error_of(with_header(R"({"t":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""));
   CHECK(contains(e, "invalid dimension -1"));
   // A 100k-dimension shape is refused without echoing it.
   std::string dims;
   for (int i = 0; i < 100000; ++i) dims += i ? ",1" : "1";
-  e = error_of(with_header(
+  e = parse_error_of(with_header(
       R"({"t":{"dtype":"F32","shape":[)" + dims + R"(],"data_offsets":[0,4]}})", "abcd"));
   CHECK(contains(e, "shape has 100000 dimensions, expected at most 8"));
   CHECK(e.size() < 300);
 }
 
 TEST_CASE("safetensors: the header JSON is bounded and duplicate tensor names are refused") {
-  std::string e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                                       R"("t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
-                                       "abcd"));
+  std::string e =
+      parse_error_of(with_header(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                 R"("t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                                 "abcd"));
   CHECK(contains(e, "x.safetensors: header JSON: key 't' appears twice"));
   const std::string deep =
       R"({"__metadata__":{"k":)" + std::string(100000, '[') + std::string(100000, ']') + "}}";
-  e = error_of(with_header(deep, ""));
+  e = parse_error_of(with_header(deep, ""));
   CHECK(contains(e, "nested deeper than 64 levels"));
-  e = error_of(with_header(R"({"t":{"dtype":"F32","shape":[1e999],"data_offsets":[0,4]}})", ""));
+  e = parse_error_of(
+      with_header(R"({"t":{"dtype":"F32","shape":[1e999],"data_offsets":[0,4]}})", ""));
   CHECK(contains(e, "key 't.shape[0]'"));
 }
 
@@ -170,7 +173,7 @@ TEST_CASE("safetensors: aliased entries are refused before any value is copied")
     json += (i ? "," : "") + std::string("\"t") + std::to_string(i) +
             R"(":{"dtype":"F32","shape":[262144],"data_offsets":[0,1048576]})";
   json += "}";
-  const std::string e = error_of(with_header(json, std::string(1 << 20, '\0')));
+  const std::string e = parse_error_of(with_header(json, std::string(1 << 20, '\0')));
   CHECK(contains(e, "must not overlap or leave gaps"));
 }
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "../support/text.hpp"
+
 namespace cli_test {
 
 struct Run {
@@ -40,16 +42,8 @@ inline Run run_attnfc(const std::string& args) {
   return sh(std::string(ATTNFC_BINARY) + " " + args);
 }
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using attnfc_test::contains;
+using attnfc_test::slurp;
 
 // The header and first rows of the bundled ETTh1.csv copied to dir/etth1_head.csv (a
 // file small enough to train on in seconds); returns its path.

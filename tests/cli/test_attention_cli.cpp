@@ -23,13 +23,14 @@
 #include "attnfc/train/trainer.hpp"
 #include "cli_run.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+using attnfc_test::slurp;
+
 namespace {
 using cli_test::Run;
 using cli_test::run_attnfc;
-
-bool has(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
-}
 
 // The printed matrix rows: lines starting with a row index, then L cells.
 std::vector<std::vector<std::string>> matrix_rows(const std::string& out, int L) {
@@ -38,7 +39,7 @@ std::vector<std::vector<std::string>> matrix_rows(const std::string& out, int L)
   std::string line;
   bool in_matrix = false;
   while (std::getline(in, line)) {
-    if (has(line, "Attention weights")) {
+    if (contains(line, "Attention weights")) {
       in_matrix = true;
       std::getline(in, line);  // column header
       continue;
@@ -78,39 +79,39 @@ TEST_CASE("attention demo prints the 8x8 causal matrix of a period-4 sine, rows 
   CHECK(rows[0][0] == "1.00");
   // Same phase four steps back outweighs the opposite phase two steps back.
   CHECK(std::stod(rows[7][3]) > std::stod(rows[7][5]));
-  CHECK(has(r.out, "rows sum to one") == false);
-  CHECK(has(r.out, "Every row sums to one"));
-  CHECK(has(r.out, "OK"));
-  CHECK(has(r.out, "Dominant earlier lag: 4 (series period 4)"));
+  CHECK(contains(r.out, "rows sum to one") == false);
+  CHECK(contains(r.out, "Every row sums to one"));
+  CHECK(contains(r.out, "OK"));
+  CHECK(contains(r.out, "Dominant earlier lag: 4 (series period 4)"));
 }
 
 TEST_CASE("attention demo explores other periods, lengths and series") {
   const Run r = run_attnfc("attention demo --period 6 --length 20");
   CHECK(r.code == 0);
   CHECK(matrix_rows(r.out, 20).size() == 20u);
-  CHECK(has(r.out, "Dominant earlier lag: 6 (series period 6)"));
+  CHECK(contains(r.out, "Dominant earlier lag: 6 (series period 6)"));
   const Run t = run_attnfc("attention demo --series trend");
   CHECK(t.code == 0);
-  CHECK(has(t.out, "trend"));
-  CHECK(has(t.out, "Dominant earlier lag: 1"));
+  CHECK(contains(t.out, "trend"));
+  CHECK(contains(t.out, "Dominant earlier lag: 1"));
   const Run n = run_attnfc("attention demo --series noise --seed 3");
   CHECK(n.code == 0);
   CHECK(n.out == run_attnfc("attention demo --series noise --seed 3").out);
   CHECK(n.out != run_attnfc("attention demo --series noise --seed 4").out);
   const Run u = run_attnfc("attention demo --unscaled");
   CHECK(u.code == 0);
-  CHECK(has(u.out, "softmax(Q K^T + causal mask)"));
+  CHECK(contains(u.out, "softmax(Q K^T + causal mask)"));
 }
 
 TEST_CASE("attention demo --width shows the softmax saturating without the divisor") {
   const Run r = run_attnfc("attention demo --width 1024");
   CHECK(r.code == 0);
-  CHECK(has(r.out, "sqrt(d_k)"));
+  CHECK(contains(r.out, "sqrt(d_k)"));
   // Rows for D = 1, 4, 16, 64, 256, 1024.
   for (const char* d :
        {"\n     1 |", "\n     4 |", "\n    16 |", "\n    64 |", "\n   256 |", "\n  1024 |"})
-    CHECK(has(r.out, d));
-  CHECK(has(r.out, "At D = 1024"));
+    CHECK(contains(r.out, d));
+  CHECK(contains(r.out, "At D = 1024"));
 }
 
 TEST_CASE("attention demo rejects bad settings with exit code 2") {
@@ -121,7 +122,7 @@ TEST_CASE("attention demo rejects bad settings with exit code 2") {
     CHECK_MESSAGE(r.code == 2, args);
   }
   const Run r = run_attnfc("attention demo --series square");
-  CHECK(has(r.out, "square"));
+  CHECK(contains(r.out, "square"));
 }
 
 // ---------------------------------------------------------------- the trained-model report
@@ -175,30 +176,25 @@ struct TrainedModel {
   ~TrainedModel() { std::filesystem::remove_all(dir); }
 };
 
-TrainedModel& trained() {
+TrainedModel& attention_model() {
   static TrainedModel m(false);
   return m;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
 
 TEST_CASE("attention --model reports every layer and head, with CSV and JSON") {
-  const TrainedModel& m = trained();
+  const TrainedModel& m = attention_model();
   const std::string csv_out = m.dir + "/att.csv", json_out = m.dir + "/att.json";
   const Run r = run_attnfc("attention --model " + m.model + " --input " + m.csv + " --csv " +
                            csv_out + " --json " + json_out);
   REQUIRE_MESSAGE(r.code == 0, r.out);
   for (const char* head : {"layer 0 head 0", "layer 0 head 1", "layer 1 head 0", "layer 1 head 1"})
-    CHECK(has(r.out, head));
-  CHECK(has(r.out, "12 patches of 4"));
-  CHECK(has(r.out, "Series autocorrelation peak: lag 24 steps"));
-  CHECK(has(r.out, "rows 672..719"));  // the last 48 of 720 rows
-  CHECK(has(r.out, "channel load"));
+    CHECK(contains(r.out, head));
+  CHECK(contains(r.out, "12 patches of 4"));
+  CHECK(contains(r.out, "Series autocorrelation peak: lag 24 steps"));
+  CHECK(contains(r.out, "rows 672..719"));  // the last 48 of 720 rows
+  CHECK(contains(r.out, "channel load"));
 
   // CSV: the lower triangle of every head, rows summing to one.
   const std::string csv = slurp(csv_out);
@@ -232,24 +228,24 @@ TEST_CASE("attention --model reports every layer and head, with CSV and JSON") {
 }
 
 TEST_CASE("attention --model: --window, --channel and bad input") {
-  const TrainedModel& m = trained();
+  const TrainedModel& m = attention_model();
   const std::string base = "attention --model " + m.model + " --input " + m.csv;
   const Run w = run_attnfc(base + " --window 100 --channel temp --no-heatmap");
   CHECK(w.code == 0);
-  CHECK(has(w.out, "rows 52..99"));
-  CHECK(has(w.out, "channel temp"));
-  CHECK(has(w.out, "no significant peak"));  // temp is a pure trend
+  CHECK(contains(w.out, "rows 52..99"));
+  CHECK(contains(w.out, "channel temp"));
+  CHECK(contains(w.out, "no significant peak"));  // temp is a pure trend
   const Run short_window = run_attnfc(base + " --window 20 --no-heatmap");
   CHECK(short_window.code == 0);
-  CHECK(has(short_window.out, "padded in front"));
+  CHECK(contains(short_window.out, "padded in front"));
   const Run past_end = run_attnfc(base + " --window 721");
   CHECK(past_end.code == 2);
-  CHECK(has(past_end.out, "--window"));
+  CHECK(contains(past_end.out, "--window"));
   CHECK(run_attnfc(base + " --channel nosuch").code == 2);
   const Run missing =
       run_attnfc("attention --model " + m.dir + "/nope.safetensors --input " + m.csv);
   CHECK(missing.code == 2);
-  CHECK(has(missing.out, "nope.safetensors"));
+  CHECK(contains(missing.out, "nope.safetensors"));
   CHECK(run_attnfc("attention --input " + m.csv).code == 2);
 }
 
@@ -258,6 +254,6 @@ TEST_CASE("attention --model on a mixed-channel model") {
   const Run r = run_attnfc("attention --model " + m.model + " --input " + m.csv +
                            " --channel temp --no-heatmap");
   REQUIRE_MESSAGE(r.code == 0, r.out);
-  CHECK(has(r.out, "layer 1 head 1"));
-  CHECK(has(r.out, "channel temp"));
+  CHECK(contains(r.out, "layer 1 head 1"));
+  CHECK(contains(r.out, "channel temp"));
 }

@@ -21,9 +21,9 @@ using cli_test::slurp;
 
 namespace {
 
-// One micro model trained once for every case below (a few seconds).
-struct Trained : cli_test::MicroModel {
-  Trained() : MicroModel("attnfc_cli_hostile_") {}
+// One micro model hostile_model once for every case below (a few seconds).
+struct HostileModel : cli_test::MicroModel {
+  HostileModel() : MicroModel("attnfc_cli_hostile_") {}
 };
 
 // Runs attnfc with its stdout redirected by `redirect`, keeping stderr in the output.
@@ -31,15 +31,15 @@ Run with_stdout(const std::string& args, const std::string& redirect) {
   return cli_test::sh("{ " + std::string(ATTNFC_BINARY) + " " + args + " " + redirect + "; }");
 }
 
-const Trained& trained() {
-  static const Trained t;
+const HostileModel& hostile_model() {
+  static const HostileModel t;
   return t;
 }
 
 }  // namespace
 
 TEST_CASE("cli: predict and inspect report a failed stdout with exit 1 (item 5)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   Run r = with_stdout("predict --model " + t.model + " --input " + t.csv, "> /dev/full");
   CHECK(r.code == 1);
   CHECK(contains(r.out, "stdout: write failed (No space left on device)"));
@@ -58,7 +58,7 @@ TEST_CASE("cli: predict and inspect report a failed stdout with exit 1 (item 5)"
 }
 
 TEST_CASE("cli: predict --output equal to --input or --model is refused (item 6)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   const std::string before = slurp(t.csv), model_before = slurp(t.model);
   Run r = run_attnfc("predict --model " + t.model + " --input " + t.csv + " --output " + t.csv);
   CHECK(r.code == 2);
@@ -80,7 +80,7 @@ TEST_CASE("cli: predict --output equal to --input or --model is refused (item 6)
 }
 
 TEST_CASE("cli: an inf forecast after inverse scaling is exit 2, naming the column (item 4)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   auto f = attnfc::safetensors::read(t.model);
   f.metadata["scaler"] = R"({"type":"zscore","channels":["OT"],"mean":[0],"scale":[1e300]})";
   const std::string huge = t.dir + "/run/huge_scale.safetensors";
@@ -96,7 +96,7 @@ TEST_CASE("cli: an inf forecast after inverse scaling is exit 2, naming the colu
 }
 
 TEST_CASE("cli: a forecast past 9999-12-31 is refused with a message (item 13)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   const std::string late = t.dir + "/late.csv";
   {
     std::ofstream out(late);
@@ -113,7 +113,7 @@ TEST_CASE("cli: a forecast past 9999-12-31 is refused with a message (item 13)")
 }
 
 TEST_CASE("cli: option ranges: --threads 0, plot --window -5, plot --log missing (item 13)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   Run r = run_attnfc("--threads 0 inspect " + t.csv);
   CHECK(r.code == 2);
   CHECK(contains(r.out, "expected a whole number from 1 to 4096"));
@@ -128,7 +128,7 @@ TEST_CASE("cli: option ranges: --threads 0, plot --window -5, plot --log missing
 }
 
 TEST_CASE("cli: hostile configs end in one line and exit 2, not a crash (item 1)") {
-  const Trained& t = trained();
+  const HostileModel& t = hostile_model();
   const std::string deep = t.dir + "/deep.json";
   std::ofstream(deep) << std::string(100000, '[') + std::string(100000, ']');
   Run r = run_attnfc("train --config " + deep + " --out " + t.dir + "/deep_run");

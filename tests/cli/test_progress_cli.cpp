@@ -31,7 +31,7 @@ bool stamped_step(const std::string& l) {
          l.find(" samples/s; ETA ") != std::string::npos;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> progress_lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) out.push_back(line);
@@ -40,7 +40,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 int count_matching(const std::string& text, bool (*match)(const std::string&)) {
   int n = 0;
-  for (const auto& l : lines_of(text)) n += match(l) ? 1 : 0;
+  for (const auto& l : progress_lines(text)) n += match(l) ? 1 : 0;
   return n;
 }
 
@@ -129,7 +129,7 @@ TEST_CASE("train --log-format json: every stderr line is one JSON object") {
   const std::string text = cli_test::slurp(err);
   CAPTURE(text);
   int steps = 0, epochs = 0, done = 0;
-  for (const auto& line : lines_of(text)) {
+  for (const auto& line : progress_lines(text)) {
     CAPTURE(line);
     nlohmann::json j;
     REQUIRE_NOTHROW(j = nlohmann::json::parse(line));

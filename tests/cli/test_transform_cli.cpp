@@ -31,20 +31,21 @@ std::string write_positive_panel(const std::string& dir, double first_value) {
       });
 }
 
-std::string write_config(const std::string& dir, const std::string& csv) {
+std::string write_transform_config(const std::string& dir, const std::string& csv) {
   return cli_test::write_panel_config(dir, "log.json", csv, R"("transform": "log",)",
                                       R"("quantiles": [0.1, 0.5, 0.9],)", 2, 8);
 }
 
-struct Scratch : cli_test::ScratchDir {
-  Scratch() : ScratchDir("attnfc_transform_") {}
+struct TransformScratch : cli_test::ScratchDir {
+  TransformScratch() : ScratchDir("attnfc_transform_") {}
 };
 
 }  // namespace
 
 TEST_CASE("data.transform log: trained, stored, forecast in the data's units, every level > 0") {
-  Scratch s;
-  const std::string csv = write_positive_panel(s.dir, 2.5), config = write_config(s.dir, csv);
+  TransformScratch s;
+  const std::string csv = write_positive_panel(s.dir, 2.5),
+                    config = write_transform_config(s.dir, csv);
   const Run train = run_attnfc("train --config " + config + " --out " + s.dir + "/run");
   REQUIRE_MESSAGE(train.code == 0, train.out);
   CHECK(contains(slurp(s.dir + "/run/config.json"), "\"transform\": \"log\""));
@@ -77,10 +78,10 @@ TEST_CASE("data.transform log: trained, stored, forecast in the data's units, ev
 }
 
 TEST_CASE("data.transform: values and settings it cannot take are exit 2, named") {
-  Scratch s;
+  TransformScratch s;
   const std::string good = write_positive_panel(s.dir, 2.5);
   const std::string zero = write_positive_panel(s.dir, 0.0);
-  const std::string config = write_config(s.dir, zero);
+  const std::string config = write_transform_config(s.dir, zero);
   // Training data: the 0 of series a on line 2, column 3.
   const Run train = run_attnfc("train --config " + config + " --out " + s.dir + "/bad");
   CHECK(train.code == 2);

@@ -11,6 +11,10 @@
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/series.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc::data;
 
 namespace {
@@ -22,9 +26,6 @@ std::string load_error(const std::string& text, CsvOptions opt = {}) {
     return e.what();
   }
   return "";
-}
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 }  // namespace
 
@@ -125,94 +126,98 @@ TEST_CASE("column summaries tell numbers, times and text apart") {
 
 TEST_CASE("error: empty file") {
   const std::string e = load_error("");
-  CHECK(has(e, "in.csv: file is empty; expected a header line"));
-  CHECK(has(load_error("\xEF\xBB\xBF\r\n\n"), "file is empty"));
+  CHECK(contains(e, "in.csv: file is empty; expected a header line"));
+  CHECK(contains(load_error("\xEF\xBB\xBF\r\n\n"), "file is empty"));
 }
 
 TEST_CASE("error: header only") {
-  CHECK(has(load_error("date,v\n"), "in.csv:2: file has a header but no data rows"));
+  CHECK(contains(load_error("date,v\n"), "in.csv:2: file has a header but no data rows"));
 }
 
 TEST_CASE("error: ragged rows name the line and the field counts") {
   const std::string e = load_error("date,v\n2020-01-01,1\n2020-01-02,2,9\n");
-  CHECK(has(e, "in.csv:3:3: found 3 fields, expected 2 as in the header"));
+  CHECK(contains(e, "in.csv:3:3: found 3 fields, expected 2 as in the header"));
   const std::string short_row = load_error("date,v,w\n2020-01-01,1\n");
-  CHECK(has(short_row, "in.csv:2:2: found 2 fields, expected 3"));
+  CHECK(contains(short_row, "in.csv:2:2: found 2 fields, expected 3"));
 }
 
 TEST_CASE("error: unparseable numbers name line, column and token") {
   const std::string e = load_error("date,v\n2020-01-01,1\n2020-01-02,1.2.3\n");
-  CHECK(has(e, "in.csv:3:2: column 'v': found '1.2.3', expected a number"));
+  CHECK(contains(e, "in.csv:3:2: column 'v': found '1.2.3', expected a number"));
   const std::string big = load_error("date,v\n2020-01-01,1e300\n");
-  CHECK(has(big, "in.csv:2:2: column 'v': found '1e300', expected a number within float range"));
+  CHECK(
+      contains(big, "in.csv:2:2: column 'v': found '1e300', expected a number within float range"));
 }
 
 TEST_CASE("error: bad, duplicate and unsorted dates") {
-  CHECK(has(load_error("date,v\n2020-01-01,1\n2020-02-30,2\n"),
-            "in.csv:3:1: column 'date': found '2020-02-30', expected a timestamp like"));
-  CHECK(has(load_error("date,v\n2020-01-01,1\n2020-01-01,2\n"),
-            "in.csv:3:1: column 'date': found duplicate time 2020-01-01 (also on line 2), "
-            "expected strictly increasing times"));
-  CHECK(has(load_error("date,v\n2020-01-02,1\n2020-01-01,2\n"),
-            "in.csv:3:1: column 'date': found time 2020-01-01 earlier than 2020-01-02 on line 2"));
-  CHECK(has(load_error("date,v\n2020-01-01,1\n,2\n"),
-            "in.csv:3:1: column 'date': found a missing time"));
+  CHECK(contains(load_error("date,v\n2020-01-01,1\n2020-02-30,2\n"),
+                 "in.csv:3:1: column 'date': found '2020-02-30', expected a timestamp like"));
+  CHECK(contains(load_error("date,v\n2020-01-01,1\n2020-01-01,2\n"),
+                 "in.csv:3:1: column 'date': found duplicate time 2020-01-01 (also on line 2), "
+                 "expected strictly increasing times"));
+  CHECK(contains(
+      load_error("date,v\n2020-01-02,1\n2020-01-01,2\n"),
+      "in.csv:3:1: column 'date': found time 2020-01-01 earlier than 2020-01-02 on line 2"));
+  CHECK(contains(load_error("date,v\n2020-01-01,1\n,2\n"),
+                 "in.csv:3:1: column 'date': found a missing time"));
 }
 
 TEST_CASE("error: a missing column lists the available ones") {
   CsvOptions opt;
   opt.value_columns = {"OT"};
-  CHECK(has(load_error("date,v\n2020-01-01,1\n", opt),
-            "in.csv:1: no column named 'OT'; expected one of: date, v"));
+  CHECK(contains(load_error("date,v\n2020-01-01,1\n", opt),
+                 "in.csv:1: no column named 'OT'; expected one of: date, v"));
   CsvOptions time;
   time.time_column = "when";
-  CHECK(has(load_error("date,v\n2020-01-01,1\n", time), "no column named 'when'"));
+  CHECK(contains(load_error("date,v\n2020-01-01,1\n", time), "no column named 'when'"));
 }
 
 TEST_CASE("error: binary garbage") {
   std::string bytes = "date,v\n2020-01-01,1\n20";
   bytes += '\0';
   bytes += "\x01\xff";
-  CHECK(has(load_error(bytes), "in.csv:3:3: found a NUL byte (binary data); expected a text CSV"));
+  CHECK(contains(load_error(bytes),
+                 "in.csv:3:3: found a NUL byte (binary data); expected a text CSV"));
   // Control bytes in a found token are escaped so the message stays one line.
   CsvOptions v;
   v.value_columns = {"v"};
   const std::string ctl = load_error("date,v\n2020-01-01,\x1b[2J\n", v);
-  CHECK(has(ctl, "found text '\\x1B[2J'"));
+  CHECK(contains(ctl, "found text '\\x1B[2J'"));
   CHECK(ctl.find('\n') == std::string::npos);
 }
 
 TEST_CASE("error: an unterminated quote and text after a closing quote") {
-  CHECK(has(load_error("date,v\n\"2020-01-01,1\n"),
-            "in.csv:2:1: found a quoted field that never closes"));
-  CHECK(has(load_error("date,v\n\"2020-01-01\"x,1\n"),
-            "in.csv:2:1: found 'x,1' after a closing quote; expected a delimiter"));
+  CHECK(contains(load_error("date,v\n\"2020-01-01,1\n"),
+                 "in.csv:2:1: found a quoted field that never closes"));
+  CHECK(contains(load_error("date,v\n\"2020-01-01\"x,1\n"),
+                 "in.csv:2:1: found 'x,1' after a closing quote; expected a delimiter"));
 }
 
 TEST_CASE("error: a text column chosen as a value column is named") {
   CsvOptions opt;
   opt.value_columns = {"cbwd"};
-  CHECK(has(load_error("date,cbwd\n2020-01-01,SE\n", opt),
-            "in.csv:2:2: column 'cbwd': found text 'SE', expected a numeric column"));
+  CHECK(contains(load_error("date,cbwd\n2020-01-01,SE\n", opt),
+                 "in.csv:2:2: column 'cbwd': found text 'SE', expected a numeric column"));
 }
 
 TEST_CASE("error: missing values under the default policy list the first cells") {
   const std::string e = load_error("date,a,b\n2020-01-01,NA,1\n2020-01-02,2,?\n2020-01-03,3,4\n");
-  CHECK(has(e, "in.csv:2:2: column 'a': found missing value 'NA', expected a number"));
-  CHECK(has(e, "2 missing in a (1), b (1); first at line 2 column a, line 3 column b"));
-  CHECK(has(e, "choose a missing-value policy: ffill, interpolate or mask"));
+  CHECK(contains(e, "in.csv:2:2: column 'a': found missing value 'NA', expected a number"));
+  CHECK(contains(e, "2 missing in a (1), b (1); first at line 2 column a, line 3 column b"));
+  CHECK(contains(e, "choose a missing-value policy: ffill, interpolate or mask"));
 }
 
 TEST_CASE("error: no time column and no numeric value column") {
-  CHECK(has(load_error("name,v\nx,1\n"), "in.csv:1: found no time column among: name, v"));
-  CHECK(has(load_error("date,name\n2020-01-01,x\n"),
-            "found no numeric value columns among: date, name (column 'name' holds text such as "
-            "'x' on line 2)"));
+  CHECK(contains(load_error("name,v\nx,1\n"), "in.csv:1: found no time column among: name, v"));
+  CHECK(
+      contains(load_error("date,name\n2020-01-01,x\n"),
+               "found no numeric value columns among: date, name (column 'name' holds text such as "
+               "'x' on line 2)"));
 }
 
 TEST_CASE("error: two value columns of one name (issue 18 item 12)") {
   // Accepted, it trained a model whose columns predict could not find again.
   const std::string e = load_error("date,load,load\n2020-01-01,1,2\n2020-01-02,3,4\n");
-  CHECK(has(e, "in.csv:1:3: column 'load' has the name of column 2"));
-  CHECK(has(e, "expected every value column to have its own name"));
+  CHECK(contains(e, "in.csv:1:3: column 'load' has the name of column 2"));
+  CHECK(contains(e, "expected every value column to have its own name"));
 }

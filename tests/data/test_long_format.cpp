@@ -11,6 +11,10 @@
 #include "attnfc/data/csv.hpp"
 #include "attnfc/data/series.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc::data;
 
 namespace {
@@ -24,16 +28,13 @@ TimeSeries load_long(const std::string& text, CsvOptions opt = long_options()) {
   return load_series(CsvTable::parse(text, "panel.csv"), opt);
 }
 // The InputError message ("" if it loaded).
-std::string load_error(const std::string& text, CsvOptions opt = long_options()) {
+std::string long_load_error(const std::string& text, CsvOptions opt = long_options()) {
   try {
     load_long(text, opt);
   } catch (const attnfc::InputError& e) {
     return e.what();
   }
   return "";
-}
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 // The rows of one series as "time=value" (times shown as the file writes them).
 std::vector<std::string> rows_of(const TimeSeries& s, size_t k, size_t channel = 0) {
@@ -89,7 +90,8 @@ TEST_CASE("ragged series: different lengths and starts; one series is a panel of
   CHECK(s.segments[2].rows() == 1);
   CHECK(s.frequency.name() == "1h");  // not the step from one series to the next
   CHECK(s.gaps.empty());
-  CHECK(has(s.describe(), "3 series, 6 rows x 1 channel, 2021-02-01 05:00 .. 2021-06-01 00:00"));
+  CHECK(
+      contains(s.describe(), "3 series, 6 rows x 1 channel, 2021-02-01 05:00 .. 2021-06-01 00:00"));
   const TimeSeries one = load_long("id,date,value\nq,2020-01-01,1\nq,2020-01-02,2\n");
   CHECK(one.segments.size() == 1);
   CHECK(one.describe() == "2 rows x 1 channel, 2020-01-01 .. 2020-01-02, 1d, no gaps");
@@ -107,13 +109,13 @@ TEST_CASE("the step from one series to the next is not a step of either") {
 }
 
 TEST_CASE("a time twice in one series names the file, both lines and the series") {
-  const std::string e = load_error(
+  const std::string e = long_load_error(
       "id,date,value\n"
       "A,2020-01-01,1\nB,2020-01-01,5\nA,2020-01-02,2\nA,2020-01-01,3\n");
-  CHECK(has(e, "panel.csv:5:2: column 'date': found duplicate time 2020-01-01 in series 'A'"));
-  CHECK(has(e, "also on line 2"));
+  CHECK(contains(e, "panel.csv:5:2: column 'date': found duplicate time 2020-01-01 in series 'A'"));
+  CHECK(contains(e, "also on line 2"));
   // The same time in two different series is fine.
-  CHECK(load_error("id,date,value\nA,2020-01-01,1\nB,2020-01-01,5\n").empty());
+  CHECK(long_load_error("id,date,value\nA,2020-01-01,1\nB,2020-01-01,5\n").empty());
 }
 
 TEST_CASE("integer ids: text keys, never the time column nor a value column") {
@@ -129,8 +131,8 @@ TEST_CASE("integer ids: text keys, never the time column nor a value column") {
   CHECK(s.time_columns == std::vector<std::string>{"t"});
   CHECK(s.channels == std::vector<std::string>{"v"});
   opt.value_columns = {"series", "v"};
-  CHECK(has(load_error("series,t,v\n1,1600000000,1.5\n", opt),
-            "column 'series' is the id column; expected it not to be a value column"));
+  CHECK(contains(long_load_error("series,t,v\n1,1600000000,1.5\n", opt),
+                 "column 'series' is the id column; expected it not to be a value column"));
 }
 
 TEST_CASE("gaps are found per series, at rows of the whole panel") {
@@ -148,12 +150,12 @@ TEST_CASE("gaps are found per series, at rows of the whole panel") {
   CHECK(s.segment_index(3) == 0);
   CsvOptions regular = long_options();
   regular.regular = true;
-  const std::string e = load_error(
+  const std::string e = long_load_error(
       "id,date,value\nA,2020-01-01,1\nB,2020-01-01,1\nB,2020-01-02,1\nA,2020-01-02,2\n"
       "B,2020-01-04,1\n",
       regular);
-  CHECK(has(e, "panel.csv:6:2:"));
-  CHECK(has(e, "line 6 (series 'B'): 2020-01-02 -> 2020-01-04 (1 missing)"));
+  CHECK(contains(e, "panel.csv:6:2:"));
+  CHECK(contains(e, "line 6 (series 'B'): 2020-01-02 -> 2020-01-04 (1 missing)"));
 }
 
 TEST_CASE("ffill and interpolate never cross a series boundary") {
@@ -180,40 +182,41 @@ TEST_CASE("ffill and interpolate never cross a series boundary") {
 }
 
 TEST_CASE("a series with no value in a column names the series and the column") {
-  const std::string e = load_error("id,date,a,b\nA,2020-01-01,1,2\nB,2020-01-01,3,NA\n",
-                                   long_options(MissingPolicy::kFfill));
-  CHECK(has(e, "panel.csv:3:4: column 'b': series 'B': found no values at all"));
+  const std::string e = long_load_error("id,date,a,b\nA,2020-01-01,1,2\nB,2020-01-01,3,NA\n",
+                                        long_options(MissingPolicy::kFfill));
+  CHECK(contains(e, "panel.csv:3:4: column 'b': series 'B': found no values at all"));
   // Under the default policy the missing cell itself is the error, as for a wide file.
-  CHECK(has(load_error("id,date,a\nA,2020-01-01,1\nB,2020-01-01,NA\n"),
-            "panel.csv:3:3: column 'a': found missing value 'NA'"));
+  CHECK(contains(long_load_error("id,date,a\nA,2020-01-01,1\nB,2020-01-01,NA\n"),
+                 "panel.csv:3:3: column 'a': found missing value 'NA'"));
 }
 
 TEST_CASE("frequency: inferred over all series, checked per series") {
-  const std::string e = load_error(
+  const std::string e = long_load_error(
       "id,date,value\n"
       "A,2020-01-01 00:00,1\nA,2020-01-01 01:00,2\nA,2020-01-01 02:00,3\nA,2020-01-01 03:00,4\n"
       "B,2020-01-01 00:00,1\nB,2020-01-02 00:00,2\nB,2020-01-03 00:00,3\n");
-  CHECK(has(e, "panel.csv:6:2: column 'date': series 'B': found frequency 1d"));
-  CHECK(has(e, "0 of 2 steps are one period of 1h"));
-  CHECK(has(e, "expected 1h like the other series"));
+  CHECK(contains(e, "panel.csv:6:2: column 'date': series 'B': found frequency 1d"));
+  CHECK(contains(e, "0 of 2 steps are one period of 1h"));
+  CHECK(contains(e, "expected 1h like the other series"));
   // A given frequency is checked the same way.
   CsvOptions given = long_options();
   given.frequency = "1h";
-  CHECK(has(load_error("id,date,value\nA,2020-01-01,1\nA,2020-01-02,2\nA,2020-01-03,3\n", given),
-            "expected 1h (the given frequency)"));
+  CHECK(contains(
+      long_load_error("id,date,value\nA,2020-01-01,1\nA,2020-01-02,2\nA,2020-01-03,3\n", given),
+      "expected 1h (the given frequency)"));
 }
 
 TEST_CASE("unknown id column and empty id cells") {
   CsvOptions opt = long_options();
   opt.id_column = "store";
-  const std::string e = load_error("id,date,value\nA,2020-01-01,1\n", opt);
-  CHECK(has(e, "no column named 'store'"));
-  CHECK(has(e, "id, date, value"));
-  const std::string empty = load_error("id,date,value\nA,2020-01-01,1\n ,2020-01-02,2\n");
-  CHECK(has(empty, "panel.csv:3:1: column 'id': found an empty series id"));
+  const std::string e = long_load_error("id,date,value\nA,2020-01-01,1\n", opt);
+  CHECK(contains(e, "no column named 'store'"));
+  CHECK(contains(e, "id, date, value"));
+  const std::string empty = long_load_error("id,date,value\nA,2020-01-01,1\n ,2020-01-02,2\n");
+  CHECK(contains(empty, "panel.csv:3:1: column 'id': found an empty series id"));
   opt.id_column = "date";
-  CHECK(has(load_error("id,date,value\nA,2020-01-01,1\n", opt),
-            "is both the id column and the time column"));
+  CHECK(contains(long_load_error("id,date,value\nA,2020-01-01,1\n", opt),
+                 "is both the id column and the time column"));
 }
 
 TEST_CASE("a wide file has no segments and the same description as before") {

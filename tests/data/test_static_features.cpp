@@ -15,7 +15,7 @@
 using namespace attnfc::data;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
+std::string static_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const attnfc::InputError& e) {
@@ -48,7 +48,7 @@ Panel panel(const std::string& text, std::vector<std::string> values = {"value"}
 std::string static_error(const std::string& text, std::vector<std::string> columns,
                          std::vector<std::string> values = {"value"}) {
   const Panel p = panel(text, std::move(values));
-  return error_of([&] { read_static(p.table, p.series, columns); });
+  return static_error_of([&] { read_static(p.table, p.series, columns); });
 }
 }  // namespace
 
@@ -85,11 +85,12 @@ TEST_CASE("static columns in a decimal-comma file with thousands dots are number
   CHECK_FALSE(cols[0].categorical);
   CHECK(cols[0].numeric == std::vector<float>{1250.5f, 7});
   // Read with the default format the same cells are text (and differ as text).
-  CHECK(error_of([&] { read_static(table, series, {"size"}); }).find("found '1250,50' but") !=
-        std::string::npos);
+  CHECK(static_error_of([&] {
+          read_static(table, series, {"size"});
+        }).find("found '1250,50' but") != std::string::npos);
   // A bad grouping is refused, naming the cell.
   const CsvTable bad = CsvTable::parse("id;date;value;size\nA;2024-01-01;1;1.25\n", "bad.csv", ';');
-  CHECK(error_of([&] {
+  CHECK(static_error_of([&] {
           read_static(bad, load_series(bad, opt), {"size"}, opt.number);
         }).find("bad.csv:2:4: column 'size': found '1.25', expected groups of 3 digits") == 0);
 }
@@ -178,7 +179,7 @@ TEST_CASE("static encoder: columns that differ from the model's are refused") {
   std::vector<float> num;
   std::vector<int32_t> codes;
   const auto encode = [&](const std::vector<StaticColumn>& cols) {
-    return error_of([&] { enc.encode(cols, &num, &codes); });
+    return static_error_of([&] { enc.encode(cols, &num, &codes); });
   };
   CHECK(encode({numeric("size", {1}), numeric("region", {1})}) ==
         "static column 2: found 'region' (numeric), expected the model's static columns: size "
@@ -189,7 +190,7 @@ TEST_CASE("static encoder: columns that differ from the model's are refused") {
   CHECK(encode({numeric("size", {1})}).find("static column 2: found no column, expected") == 0);
   CHECK(encode({numeric("size", {1}), text("region", {"a", "b"})}) ==
         "static column 'region': found 2 series, expected 1 like column 'size'");
-  CHECK(error_of([&] { StaticEncoder{}.encode({numeric("x", {1})}, &num, &codes); }) ==
+  CHECK(static_error_of([&] { StaticEncoder{}.encode({numeric("x", {1})}, &num, &codes); }) ==
         "static column 1: found 'x' (numeric), expected the model's static columns: none");
 }
 
@@ -209,7 +210,7 @@ TEST_CASE("static encoder: JSON round trip, exact, and a malformed object names 
   CHECK(back.columns[1].categories == enc.columns[1].categories);
   CHECK(StaticEncoder::from_json(StaticEncoder{}.to_json(), "x").columns.empty());
   const auto bad = [](const char* text) {
-    return error_of([&] { StaticEncoder::from_json(nlohmann::json::parse(text), "m.st"); });
+    return static_error_of([&] { StaticEncoder::from_json(nlohmann::json::parse(text), "m.st"); });
   };
   CHECK(bad("[]") == "m.st: found [], expected an object with the key columns");
   CHECK(bad("{}") == "m.st.columns: missing, expected an array of static columns");

@@ -12,12 +12,12 @@
 using namespace attnfc::data;
 
 namespace {
-int64_t ts(const char* s) {
+int64_t utc_seconds(const char* s) {
   const auto t = parse_timestamp(s);
   REQUIRE(t.has_value());
   return *t;
 }
-std::string load_error(const std::string& text, CsvOptions opt = {}) {
+std::string time_load_error(const std::string& text, CsvOptions opt = {}) {
   try {
     load_series(CsvTable::parse(text, "in.csv"), opt);
   } catch (const attnfc::InputError& e) {
@@ -36,14 +36,14 @@ TEST_CASE("timestamps parse to Unix seconds and print back in the input's style"
   CHECK(format_timestamp(1467331200 + 3600, st) == "2016-07-01 01:00:00");
   CHECK(parse_timestamp("2016-07-01T01:30", &st) == 1467336600);
   CHECK(format_timestamp(1467336600, st) == "2016-07-01T01:30");
-  CHECK(parse_timestamp("1949-01", &st) == ts("1949-01-01"));
-  CHECK(format_timestamp(ts("1961-03-01"), st) == "1961-03");
+  CHECK(parse_timestamp("1949-01", &st) == utc_seconds("1949-01-01"));
+  CHECK(format_timestamp(utc_seconds("1961-03-01"), st) == "1961-03");
   CHECK(parse_timestamp("1467331200", &st) == 1467331200);
   CHECK(st.format == TimeFormat::kUnixSeconds);
   CHECK(parse_timestamp("2016-07-01T02:00:00+02:00") == 1467331200);
   CHECK(parse_timestamp("2016-07-01T00:00:00Z") == 1467331200);
   CHECK(parse_timestamp("2016/7/1") == 1467331200);
-  CHECK(parse_timestamp("2000-02-29") == ts("2000-03-01") - 86400);
+  CHECK(parse_timestamp("2000-02-29") == utc_seconds("2000-03-01") - 86400);
   for (const char* bad :
        {"2017-02-29", "1900-02-29", "2016-13-01", "2016-07-01 24:00", "2016-07-01 10", "07/01/2016",
         "2016-07-01x", "abc", "", "2016-07-01 00:00:00.5"}) {
@@ -57,7 +57,7 @@ TEST_CASE("timestamps parse to Unix seconds and print back in the input's style"
     civil_from_days(d, y, m, dd);
     CHECK(days_from_civil(y, m, dd) == d);
   }
-  CHECK(weekday(ts("2026-11-30")) == 0);  // a Monday
+  CHECK(weekday(utc_seconds("2026-11-30")) == 0);  // a Monday
 }
 
 TEST_CASE("frequency names parse and print") {
@@ -84,30 +84,35 @@ TEST_CASE("frequency names parse and print") {
 
 TEST_CASE("stepping forward by months clamps the day; business days skip weekends") {
   const Frequency month = Frequency::parse("1mo");
-  CHECK(month.advance(ts("2016-01-31"), 1) == ts("2016-02-29"));
-  CHECK(month.advance(ts("1960-12-01"), 1) == ts("1961-01-01"));
-  CHECK(month.advance(ts("1960-12-01"), -12) == ts("1959-12-01"));
+  CHECK(month.advance(utc_seconds("2016-01-31"), 1) == utc_seconds("2016-02-29"));
+  CHECK(month.advance(utc_seconds("1960-12-01"), 1) == utc_seconds("1961-01-01"));
+  CHECK(month.advance(utc_seconds("1960-12-01"), -12) == utc_seconds("1959-12-01"));
   const Frequency month_end = Frequency::parse("1mo-end");
-  CHECK(month_end.advance(ts("2016-01-31"), 1) == ts("2016-02-29"));
-  CHECK(month_end.advance(ts("2016-02-29"), 1) == ts("2016-03-31"));
-  CHECK(month_end.periods_between(ts("2016-02-29"), ts("2016-04-30")) == 2);
-  CHECK_FALSE(month.periods_between(ts("2016-02-29"), ts("2016-03-31")).has_value());
+  CHECK(month_end.advance(utc_seconds("2016-01-31"), 1) == utc_seconds("2016-02-29"));
+  CHECK(month_end.advance(utc_seconds("2016-02-29"), 1) == utc_seconds("2016-03-31"));
+  CHECK(month_end.periods_between(utc_seconds("2016-02-29"), utc_seconds("2016-04-30")) == 2);
+  CHECK_FALSE(
+      month.periods_between(utc_seconds("2016-02-29"), utc_seconds("2016-03-31")).has_value());
   const Frequency bday = Frequency::parse("B");
-  CHECK(bday.advance(ts("2026-08-14"), 1) == ts("2026-08-17"));  // Fri -> Mon
-  CHECK(bday.advance(ts("2026-08-18"), 4) == ts("2026-08-24"));  // Tue -> next Mon
-  CHECK(bday.advance(ts("2026-08-17"), -1) == ts("2026-08-14"));
-  CHECK(bday.advance(ts("2026-08-15"), 1) == ts("2026-08-17"));  // Sat -> Mon
-  CHECK(bday.periods_between(ts("2026-08-14"), ts("2026-08-18")) == 2);
-  CHECK_FALSE(bday.periods_between(ts("2026-08-14"), ts("2026-08-15")).has_value());
+  CHECK(bday.advance(utc_seconds("2026-08-14"), 1) == utc_seconds("2026-08-17"));  // Fri -> Mon
+  CHECK(bday.advance(utc_seconds("2026-08-18"), 4) ==
+        utc_seconds("2026-08-24"));  // Tue -> next Mon
+  CHECK(bday.advance(utc_seconds("2026-08-17"), -1) == utc_seconds("2026-08-14"));
+  CHECK(bday.advance(utc_seconds("2026-08-15"), 1) == utc_seconds("2026-08-17"));  // Sat -> Mon
+  CHECK(bday.periods_between(utc_seconds("2026-08-14"), utc_seconds("2026-08-18")) == 2);
+  CHECK_FALSE(
+      bday.periods_between(utc_seconds("2026-08-14"), utc_seconds("2026-08-15")).has_value());
   const Frequency hour = Frequency::parse("1h");
-  CHECK(hour.periods_between(ts("2016-07-01 00:00"), ts("2016-07-01 05:00")) == 5);
-  CHECK_FALSE(hour.periods_between(ts("2016-07-01 00:00"), ts("2016-07-01 05:30")).has_value());
+  CHECK(hour.periods_between(utc_seconds("2016-07-01 00:00"), utc_seconds("2016-07-01 05:00")) ==
+        5);
+  CHECK_FALSE(hour.periods_between(utc_seconds("2016-07-01 00:00"), utc_seconds("2016-07-01 05:30"))
+                  .has_value());
 }
 
 TEST_CASE("frequency inference: hours, days, months, years, business days") {
   const auto grid = [](const char* first, const Frequency& f, int n) {
     std::vector<int64_t> v;
-    for (int i = 0; i < n; ++i) v.push_back(f.advance(ts(first), i));
+    for (int i = 0; i < n; ++i) v.push_back(f.advance(utc_seconds(first), i));
     return v;
   };
   CHECK(infer_frequency(grid("2016-07-01 00:00", Frequency::parse("1h"), 50)).name() == "1h");
@@ -118,7 +123,7 @@ TEST_CASE("frequency inference: hours, days, months, years, business days") {
   CHECK(infer_frequency(grid("1949-01-01", Frequency::parse("Q"), 50)).name() == "3mo");
   CHECK(infer_frequency(grid("1949-01-01", Frequency::parse("1y"), 50)).name() == "1y");
   CHECK(infer_frequency(grid("2026-08-03", Frequency::parse("B"), 50)).name() == "B");
-  CHECK_FALSE(infer_frequency({ts("2016-07-01")}).known());
+  CHECK_FALSE(infer_frequency({utc_seconds("2016-07-01")}).known());
   const Frequency me = infer_frequency(grid("2015-11-30", Frequency::parse("ME"), 30));
   CHECK(me.name() == "1mo-end");
   CHECK(me.month_end);
@@ -138,7 +143,7 @@ TEST_CASE("regular: true rejects gaps and lists the first ones; a given frequenc
   const std::string text = "date,v\n2020-01-01,1\n2020-01-02,2\n2020-01-04,3\n2020-01-05,4\n";
   CsvOptions opt;
   opt.regular = true;
-  const std::string e = load_error(text, opt);
+  const std::string e = time_load_error(text, opt);
   CHECK(e.find("in.csv:4:1: column 'date': found 1 gap(s) at frequency 1d (first: line 4: "
                "2020-01-02 -> 2020-01-04 (1 missing)), expected a regular series") !=
         std::string::npos);
@@ -150,7 +155,7 @@ TEST_CASE("regular: true rejects gaps and lists the first ones; a given frequenc
   CHECK(s.off_grid_steps == 2);
   CsvOptions wrong;
   wrong.frequency = "fortnightly";
-  CHECK(load_error(text, wrong).find("in.csv: frequency: found 'fortnightly'") !=
+  CHECK(time_load_error(text, wrong).find("in.csv: frequency: found 'fortnightly'") !=
         std::string::npos);
 }
 
@@ -164,11 +169,11 @@ TEST_CASE("composite year/month/day/hour columns and a lone year column") {
   CHECK(s.frequency.name() == "1h");
   CHECK(s.format_time(s.future_timestamps(1)[0]) == "2010-01-01 03:00");
   CHECK(
-      load_error("year,month,day,v\n2010,2,30,1\n")
+      time_load_error("year,month,day,v\n2010,2,30,1\n")
           .find(
               "in.csv:2:3: column 'day': found day 30 of 2010-2, expected a valid calendar date") !=
       std::string::npos);
-  CHECK(load_error("year,month,v\n2010,13,1\n")
+  CHECK(time_load_error("year,month,v\n2010,13,1\n")
             .find("column 'month': found '13', expected the month as an integer in [1, 12]") !=
         std::string::npos);
   CsvOptions year;

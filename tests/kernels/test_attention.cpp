@@ -105,7 +105,7 @@ struct Outputs {
 
 // Runs forward + backward (fast or reference). Gradient buffers start from a
 // fixed non-zero fill so that accumulation (+=) and untouched gaps are checked.
-Outputs run(Problem& pr, bool fast) {
+Outputs run_attention(Problem& pr, bool fast) {
   const AttnParams& p = pr.p;
   Outputs out;
   out.O.assign(pr.o_size, 7.0f);
@@ -156,11 +156,11 @@ TEST_CASE("fused attention matches the materialising reference; 1 and 2 threads 
   for (const Case& c : kCases) {
     CAPTURE(describe(c));
     Problem pr = make_problem(c, seed += 10);
-    const Outputs want = run(pr, false);
+    const Outputs want = run_attention(pr, false);
     Outputs got[2];
     for (int t = 0; t < 2; ++t) {
       ThreadCount tc(t + 1);
-      got[t] = run(pr, true);
+      got[t] = run_attention(pr, true);
     }
     const Outputs& g = got[0];
     test::all_close(g.O, want.O, 2e-6, 2e-5, "O");

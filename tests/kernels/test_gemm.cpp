@@ -40,7 +40,7 @@ std::vector<float> make_matrix(int rows, int cols, int ld, uint64_t seed) {
   return m;
 }
 
-struct Case {
+struct GemmCase {
   bool tA, tB;
   int M, N, K;
   float alpha, beta;
@@ -49,13 +49,13 @@ struct Case {
   bool bias = false;
 };
 
-struct Operands {
+struct GemmOperands {
   int lda, ldb, ldc;
   std::vector<float> A, B, C0, bias;
 };
 
-Operands make_operands(const Case& c, uint64_t seed) {
-  Operands o;
+GemmOperands make_gemm_operands(const GemmCase& c, uint64_t seed) {
+  GemmOperands o;
   const int a_rows = c.tA ? c.K : c.M, a_cols = c.tA ? c.M : c.K;
   const int b_rows = c.tB ? c.N : c.K, b_cols = c.tB ? c.K : c.N;
   o.lda = a_cols + c.pad;
@@ -79,7 +79,7 @@ Operands make_operands(const Case& c, uint64_t seed) {
 // |error| <= n u scale, with scale = |alpha| sum_k |a||b| + |beta c| + |bias| (the
 // standard bound for a length-K float dot product, n = K + a few for the epilogue).
 // Returns the number of elements outside the bound; padding must be untouched.
-int count_mismatches(const Case& c, const Operands& o, const std::vector<float>& got,
+int count_mismatches(const GemmCase& c, const GemmOperands& o, const std::vector<float>& got,
                      const std::vector<float>& want) {
   int bad = 0;
   const double u = std::ldexp(1.0, -24);
@@ -109,7 +109,7 @@ int count_mismatches(const Case& c, const Operands& o, const std::vector<float>&
   return bad;
 }
 
-std::vector<float> run(gd::Path path, const Case& c, const Operands& o) {
+std::vector<float> run_gemm(gd::Path path, const GemmCase& c, const GemmOperands& o) {
   std::vector<float> C = o.C0;
   const Epilogue ep{c.bias ? o.bias.data() : nullptr, c.act};
   if (path == gd::Path::Auto) {
@@ -122,7 +122,7 @@ std::vector<float> run(gd::Path path, const Case& c, const Operands& o) {
   return C;
 }
 
-std::vector<float> run_reference(const Case& c, const Operands& o) {
+std::vector<float> run_reference(const GemmCase& c, const GemmOperands& o) {
   std::vector<float> C = o.C0;
   const Epilogue ep{c.bias ? o.bias.data() : nullptr, c.act};
   gemm_reference(c.tA, c.tB, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
@@ -151,8 +151,8 @@ const char* path_name(gd::Path p) {
   return "?";
 }
 
-void check_all_paths(const Case& c, uint64_t seed) {
-  const Operands o = make_operands(c, seed);
+void check_all_paths(const GemmCase& c, uint64_t seed) {
+  const GemmOperands o = make_gemm_operands(c, seed);
   const std::vector<float> want = run_reference(c, o);
   for (gd::Path p : kPaths) {
     if (!active_table().gemm_path_available(p)) continue;
@@ -166,7 +166,7 @@ void check_all_paths(const Case& c, uint64_t seed) {
     CAPTURE(c.alpha);
     CAPTURE(c.beta);
     CAPTURE(static_cast<int>(c.act));
-    CHECK(count_mismatches(c, o, run(p, c, o), want) == 0);
+    CHECK(count_mismatches(c, o, run_gemm(p, c, o), want) == 0);
   }
 }
 
@@ -194,7 +194,7 @@ TEST_CASE("gemm matches the reference on awkward shapes, all transposes and path
   for (const Shape& s : kShapes) {
     for (int t = 0; t < 4; ++t) {
       const AlphaBeta ab = kAlphaBeta[variant++ % 4];
-      const Case c{(t & 1) != 0, (t & 2) != 0, s.M, s.N, s.K, ab.alpha, ab.beta, (t * 3) % 5};
+      const GemmCase c{(t & 1) != 0, (t & 2) != 0, s.M, s.N, s.K, ab.alpha, ab.beta, (t * 3) % 5};
       check_all_paths(c, seed += 10);
     }
   }
@@ -216,9 +216,9 @@ TEST_CASE("gemm fuses bias and every activation into the store") {
   for (Activation act : acts) {
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
       for (int t = 0; t < 4; ++t) {
-        // K = 600 gives three K blocks: the epilogue must run once, on the last.
-        Case c{(t & 1) != 0, (t & 2) != 0,         37, 50,  t < 2 ? 600 : 19,
-               1.0f,         t == 3 ? 0.5f : 0.0f, 3,  act, with_bias != 0};
+        // K = 600 gives three K blocks: the epilogue must run_gemm once, on the last.
+        GemmCase c{(t & 1) != 0, (t & 2) != 0,         37, 50,  t < 2 ? 600 : 19,
+                   1.0f,         t == 3 ? 0.5f : 0.0f, 3,  act, with_bias != 0};
         check_all_paths(c, seed++);
       }
     }
@@ -248,8 +248,8 @@ TEST_CASE("gemm edge cases: empty products, K = 0, more than one NC column block
 
 TEST_CASE("the mismatch check catches a wrong product") {
   // Guards against a comparison that passes everything: a transposed B must fail.
-  const Case c{false, false, 33, 33, 33, 1.0f, 0.0f, 0};
-  const Operands o = make_operands(c, 77);
+  const GemmCase c{false, false, 33, 33, 33, 1.0f, 0.0f, 0};
+  const GemmOperands o = make_gemm_operands(c, 77);
   std::vector<float> wrong = o.C0;
   gemm(false, true, c.M, c.N, c.K, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
        wrong.data(), o.ldc);
@@ -258,7 +258,7 @@ TEST_CASE("the mismatch check catches a wrong product") {
 
 TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
   const int saved = omp_get_max_threads();
-  const Case cases[] = {
+  const GemmCase cases[] = {
       {false, false, 257, 129, 257, 1.0f, 0.0f, 0, Activation::GeluTanh, true},  // M split
       {false, true, 300, 96, 128, 1.0f, 0.5f, 5},                                // NT
       {true, false, 129, 257, 600, 0.5f, 1.0f, 0},                               // TN, 3 K blocks
@@ -271,18 +271,18 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
       {false, false, 1160, 280, 950, 1.0f, 0.5f, 0},
       {true, false, 1160, 280, 950, 1.0f, 0.0f, 0}};
   uint64_t seed = 1234;
-  for (const Case& c : cases) {
-    const Operands o = make_operands(c, seed++);
+  for (const GemmCase& c : cases) {
+    const GemmOperands o = make_gemm_operands(c, seed++);
     for (gd::Path p : kPaths) {
       if (!active_table().gemm_path_available(p)) continue;
       const std::string path_label = path_name(p);
       CAPTURE(path_label);
       CAPTURE(c.M);
       omp_set_num_threads(1);
-      const std::vector<float> one = run(p, c, o);
+      const std::vector<float> one = run_gemm(p, c, o);
       for (int nt : {2, 3}) {
         omp_set_num_threads(nt);
-        const std::vector<float> many = run(p, c, o);
+        const std::vector<float> many = run_gemm(p, c, o);
         CHECK(std::memcmp(one.data(), many.data(), sizeof(float) * one.size()) == 0);
       }
     }
@@ -295,24 +295,24 @@ TEST_CASE("gemm results are bit-identical at 1, 2 and 3 threads") {
 // row of C is the same whatever M: with the old 16-partial-sum unpacked path, a validation
 // score moved in its last digits whenever the last batch held one window.
 TEST_CASE("gemm: the unpacked path gives the packed bits, and a row does not depend on M") {
-  const Case cases[] = {
+  const GemmCase cases[] = {
       {false, true, 1, 96, 336, 1.0f, 0.0f, 0, Activation::None, true},  // the linear shortcut
       {false, false, 3, 70, 600, 0.75f, 0.3f, 3, Activation::GeluTanh, true},  // 3 K blocks
       {true, false, 4, 17, 257, 1.0f, 0.0f, 1, Activation::Relu, false},       // 2 K blocks
       {true, true, 2, 129, 33, 0.5f, 0.3f, 0, Activation::GeluErf, true},
       {false, true, 1, 7, 1, 1.0f, 0.0f, 0}};
   uint64_t seed = 77;
-  for (const Case& c : cases) {
+  for (const GemmCase& c : cases) {
     CAPTURE(c.tA);
     CAPTURE(c.tB);
     CAPTURE(c.K);
-    const Operands o = make_operands(c, seed++);
-    const std::vector<float> small = run(gd::Path::Small, c, o);
+    const GemmOperands o = make_gemm_operands(c, seed++);
+    const std::vector<float> small = run_gemm(gd::Path::Small, c, o);
     for (gd::Path p : kPaths) {
       if (p == gd::Path::Small || !active_table().gemm_path_available(p)) continue;
       const std::string path_label = path_name(p);
       CAPTURE(path_label);
-      CHECK(std::memcmp(small.data(), run(p, c, o).data(), sizeof(float) * small.size()) == 0);
+      CHECK(std::memcmp(small.data(), run_gemm(p, c, o).data(), sizeof(float) * small.size()) == 0);
     }
   }
   // Row 0 of an NT product of M rows (the shortcut's shape: M windows x 336 -> 96) for M

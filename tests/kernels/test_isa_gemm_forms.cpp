@@ -26,13 +26,13 @@ struct FormCase {
   const char* form;  // what the shape is meant to reach (for the failure message)
 };
 
-struct Operands {
+struct FormOperands {
   int lda, ldb, ldc;
   std::vector<float> A, B, C0, bias;
 };
 
-Operands make_operands(const FormCase& c, uint32_t seed) {
-  Operands o;
+FormOperands make_form_operands(const FormCase& c, uint32_t seed) {
+  FormOperands o;
   // Padded leading dimensions: a form that reads past its rows would pick up the pad.
   o.lda = (c.tA ? c.M : c.K) + 3;
   o.ldb = (c.tB ? c.K : c.N) + 5;
@@ -45,7 +45,7 @@ Operands make_operands(const FormCase& c, uint32_t seed) {
   return o;
 }
 
-std::vector<float> run(const FormCase& c, const Operands& o, float beta, Activation act) {
+std::vector<float> run_form(const FormCase& c, const FormOperands& o, float beta, Activation act) {
   std::vector<float> C = o.C0;
   gemm(c.tA, c.tB, c.M, c.N, c.K, 0.75f, o.A.data(), o.lda, o.B.data(), o.ldb, beta, C.data(),
        o.ldc, {act == Activation::None ? nullptr : o.bias.data(), act});
@@ -62,19 +62,19 @@ size_t first_difference(const std::vector<float>& got, const std::vector<float>&
 // test_gemm.cpp); every other supported path runs at 1 and 2 threads.
 void check_form(const FormCase& c, uint32_t seed, float beta, Activation act) {
   const Isa before = active_isa();
-  const Operands o = make_operands(c, seed);
+  const FormOperands o = make_form_operands(c, seed);
   std::vector<float> want;
   {
     ThreadCount threads(2);
     set_isa(Isa::Portable);
-    want = run(c, o, beta, act);
+    want = run_form(c, o, beta, act);
   }
   for (Isa isa : supported_isas()) {
     if (isa == Isa::Portable) continue;
     set_isa(isa);
     for (int t : {1, 2}) {
       ThreadCount threads(t);
-      const std::vector<float> got = run(c, o, beta, act);
+      const std::vector<float> got = run_form(c, o, beta, act);
       const size_t first = first_difference(got, want);
       INFO(std::string(c.form) << " " << (c.tA ? "T" : "N") << (c.tB ? "T" : "N") << " " << c.M
                                << "x" << c.N << "x" << c.K << " on " << std::string(isa_name(isa))

@@ -11,7 +11,7 @@ using namespace attnfc::kernels;
 using attnfc::test::ThreadCount;
 
 namespace {
-const int kSizes[] = {1, 7, 33, 129, 257};
+const int kSoftmaxSizes[] = {1, 7, 33, 129, 257};
 
 struct MaskCase {
   const char* name;
@@ -39,8 +39,8 @@ std::vector<uint8_t> padding_for(int cols) {
 }  // namespace
 
 TEST_CASE("softmax forward matches the reference; masked rows are zeros; 1 and 2 threads agree") {
-  for (int rows : kSizes) {
-    for (int cols : kSizes) {
+  for (int rows : kSoftmaxSizes) {
+    for (int cols : kSoftmaxSizes) {
       auto x = test::randn(static_cast<size_t>(rows) * cols, rows * 1000 + cols, 3.0f);
       x[0] = -INFINITY;  // an explicit -inf entry behaves like a masked one
       const auto pad = padding_for(cols);
@@ -82,8 +82,8 @@ TEST_CASE("softmax forward works in place and on all -inf rows") {
 }
 
 TEST_CASE("softmax backward matches the reference and accumulates; 1 and 2 threads agree") {
-  for (int rows : kSizes) {
-    for (int cols : kSizes) {
+  for (int rows : kSoftmaxSizes) {
+    for (int cols : kSoftmaxSizes) {
       CAPTURE(rows);
       CAPTURE(cols);
       const size_t n = static_cast<size_t>(rows) * cols;

@@ -25,7 +25,7 @@ struct Run {
 
 using StepTime = std::function<double(int threads, long step)>;
 
-void run(ThreadGovernor& g, Run& r, long steps, const StepTime& time) {
+void run_governor(ThreadGovernor& g, Run& r, long steps, const StepTime& time) {
   for (long i = 0; i < steps; ++i, ++r.total) {
     const int n = g.threads();
     const double t = time(n, r.total);
@@ -40,7 +40,7 @@ void run(ThreadGovernor& g, Run& r, long steps, const StepTime& time) {
 double seconds_until(ThreadGovernor& g, Run& r, int threads, const StepTime& time) {
   const double from = r.seconds;
   for (long i = 0; i < 20000; ++i) {
-    run(g, r, 1, time);
+    run_governor(g, r, 1, time);
     if (g.threads() == threads) return r.seconds - from;
   }
   return -1;
@@ -72,7 +72,7 @@ TEST_CASE("thread governor: the ladder halves from the largest count down to 1")
   CHECK(six.threads() == 6);
   Run r;
   // Fewer threads are faster on every rung: it steps down the ladder to 1.
-  run(six, r, 2000, [](int n, long) { return n == 6 ? 0.03 : n == 3 ? 0.02 : 0.01; });
+  run_governor(six, r, 2000, [](int n, long) { return n == 6 ? 0.03 : n == 3 ? 0.02 : 0.01; });
   CHECK(six.threads() == 1);
   CHECK(r.steps_at[3] > 0);
   CHECK(six.switches() == 2);
@@ -81,7 +81,7 @@ TEST_CASE("thread governor: the ladder halves from the largest count down to 1")
 TEST_CASE("thread governor: a quiet machine keeps every thread; probing costs under 1%") {
   ThreadGovernor g(2, nullptr);
   Run r;
-  run(g, r, 200000, quiet);  // about 20 minutes of steps
+  run_governor(g, r, 200000, quiet);  // about 20 minutes of steps
   CHECK(g.threads() == 2);
   CHECK(g.switches() == 0);
   CHECK(r.steps_at[1] > 0);  // it did look
@@ -93,7 +93,7 @@ TEST_CASE("thread governor: rare long stalls count, and it moves to 1 thread") {
   // Medians of a few steps see 10 ms at 2 threads and stay there; the mean sees 35 ms.
   ThreadGovernor g(2, nullptr);
   Run r;
-  run(g, r, 40000, stalls);  // about 10 minutes of steps at 1 thread
+  run_governor(g, r, 40000, stalls);  // about 10 minutes of steps at 1 thread
   CHECK(g.threads() == 1);
   // Against every step at 1 thread: within 2% (the first interval and the probes back up).
   CHECK(r.seconds < 1.02 * r.total * 0.015);
@@ -102,7 +102,7 @@ TEST_CASE("thread governor: rare long stalls count, and it moves to 1 thread") {
 TEST_CASE("thread governor: a small difference (under 5%) is not worth a move") {
   ThreadGovernor g(2, nullptr);
   Run r;
-  run(g, r, 20000, [](int n, long) { return n == 2 ? 0.0100 : 0.0097; });
+  run_governor(g, r, 20000, [](int n, long) { return n == 2 ? 0.0100 : 0.0097; });
   CHECK(g.threads() == 2);
   CHECK(g.switches() == 0);
 }
@@ -110,13 +110,13 @@ TEST_CASE("thread governor: a small difference (under 5%) is not worth a move") 
 TEST_CASE("thread governor: when the neighbours leave, it returns to every thread") {
   ThreadGovernor g(2, nullptr);
   Run r;
-  run(g, r, 20000, stalls);
+  run_governor(g, r, 20000, stalls);
   REQUIRE(g.threads() == 1);
   const double back_after = seconds_until(g, r, 2, quiet);
   REQUIRE(back_after > 0);
   // Within the longest interval and one probe.
   CHECK(back_after <= ThreadGovernor::kMaxInterval + 1.0);
-  run(g, r, 20000, quiet);
+  run_governor(g, r, 20000, quiet);
   CHECK(g.threads() == 2);
 }
 
@@ -124,22 +124,22 @@ TEST_CASE("thread governor: with no idle CPU it does not probe for more threads"
   double idle = 0;  // beside busy neighbours: every CPU in use
   ThreadGovernor g(2, [&idle] { return idle; });
   Run r;
-  run(g, r, 1000, stalls);
+  run_governor(g, r, 1000, stalls);
   REQUIRE(g.threads() == 1);
   const long at_two = r.steps_at[2];
-  run(g, r, 40000, stalls);
+  run_governor(g, r, 40000, stalls);
   CHECK(r.steps_at[2] == at_two);  // no probe at 2 threads after the move
   idle = 1.0;  // the neighbours left: it looks within an interval, however long the wait
   const double left_at = r.seconds;
-  while (g.threads() == 1 && r.seconds - left_at < 60) run(g, r, 1, quiet);
+  while (g.threads() == 1 && r.seconds - left_at < 60) run_governor(g, r, 1, quiet);
   CHECK(r.seconds - left_at < 1.0);
-  run(g, r, 2000, quiet);
+  run_governor(g, r, 2000, quiet);
   CHECK(g.threads() == 2);
   // An unknown count (a machine without /proc/stat) probes as before.
   idle = -1;
   ThreadGovernor unknown(2, [&idle] { return idle; });
   Run u;
-  run(unknown, u, 40000, stalls);
+  run_governor(unknown, u, 40000, stalls);
   CHECK(unknown.threads() == 1);
   CHECK(u.steps_at[2] > 50);
 }
@@ -148,7 +148,7 @@ TEST_CASE("thread governor: on a quiet machine a lost probe for fewer threads is
   double others = 0;  // CPUs the other processes use: none
   ThreadGovernor g(2, nullptr, nullptr, [&others] { return others; });
   Run r;
-  run(g, r, 200000, quiet);  // about 20 minutes of steps
+  run_governor(g, r, 200000, quiet);  // about 20 minutes of steps
   CHECK(g.threads() == 2);
   // One probe of at least kProbeSeconds at 1 thread (10 ms steps), not one per interval.
   CHECK(r.seconds_at[1] >= ThreadGovernor::kProbeSeconds);
@@ -162,7 +162,7 @@ TEST_CASE("thread governor: on a quiet machine a lost probe for fewer threads is
   others = -1;
   ThreadGovernor unknown(2, nullptr, nullptr, [&others] { return others; });
   Run u;
-  run(unknown, u, 200000, quiet);
+  run_governor(unknown, u, 200000, quiet);
   CHECK(u.seconds_at[1] > 5 * ThreadGovernor::kProbeSeconds);
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("thread governor: the first step after a change is not counted") {
   ThreadGovernor g(2, nullptr);
   int last = 2;
   Run r;
-  run(g, r, 2000, [&last](int n, long) {
+  run_governor(g, r, 2000, [&last](int n, long) {
     const double t = (n == 1 ? 0.005 : 0.010) * (n == 1 && last != 1 ? 100.0 : 1.0);
     last = n;
     return t;
@@ -205,7 +205,7 @@ TEST_CASE("thread governor: the largest count is given back when it ends") {
   {
     ThreadGovernor g(2, nullptr);
     Run r;
-    run(g, r, 200, stalls);
+    run_governor(g, r, 200, stalls);
     REQUIRE(g.threads() == 1);
     g.begin_step();
     CHECK(omp_get_max_threads() == 1);
@@ -264,7 +264,7 @@ TEST_CASE("thread governor: it starts at the rung the CPUs left free before trai
   g.begin_step();
   REQUIRE(g.threads() == 1);
   Run r;
-  run(g, r, 2000, quiet);
+  run_governor(g, r, 2000, quiet);
   CHECK(g.threads() == 2);
   omp_set_num_threads(saved);
 }

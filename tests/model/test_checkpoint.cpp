@@ -13,6 +13,10 @@
 #include "attnfc/model/checkpoint.hpp"
 #include "model_test_util.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc;
 using model::Checkpoint;
 using model::ModelConfig;
@@ -31,10 +35,6 @@ std::string load_error(const std::string& path) {
     return e.what();
   }
   return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace

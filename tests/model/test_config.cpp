@@ -10,6 +10,10 @@
 #include "attnfc/base/error.hpp"
 #include "attnfc/model/config.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using attnfc::InputError;
 using attnfc::load_json_file;
 using namespace attnfc::model;
@@ -24,9 +28,6 @@ std::string error_of(const json& j) {
     return e.what();
   }
   return "";
-}
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 }  // namespace
 

@@ -33,13 +33,13 @@ namespace st = attnfc::safetensors;
 
 namespace {
 
-struct Case {
+struct TorchCase {
   std::string name;
   ModelConfig config;
 };
 
-std::vector<Case> forward_cases() {
-  std::vector<Case> cases;
+std::vector<TorchCase> forward_cases() {
+  std::vector<TorchCase> cases;
   ModelConfig c = model_test::micro_config();
   cases.push_back({"default_micro", c});
   ModelConfig v = c;
@@ -82,8 +82,8 @@ std::vector<Case> forward_cases() {
 }
 
 // The cross-attention decoder (docs/MODEL.md 4b) with each kind of input it reads.
-std::vector<Case> decoder_cases() {
-  std::vector<Case> cases;
+std::vector<TorchCase> decoder_cases() {
+  std::vector<TorchCase> cases;
   // K = 3 known features, 2 numeric statics, categoricals of 4 and 3 rows (unseen slot
   // included), two decoder layers and the linear shortcut beside them.
   ModelConfig a = model_test::micro_cross_config();
@@ -149,7 +149,7 @@ const char* export_dir() {
 }  // namespace
 
 TEST_CASE("torch reference: forward predictions match to 1e-4") {
-  for (const Case& cs : forward_cases()) {
+  for (const TorchCase& cs : forward_cases()) {
     CAPTURE(cs.name);
     ag::ParameterSet params;
     PatchTransformer model(cs.config, params, 31);
@@ -273,7 +273,7 @@ double relative_diff(const std::vector<float>& ours, const std::vector<double>& 
 }  // namespace
 
 TEST_CASE("torch reference: cross-attention decoder forward and gradients match to 1e-5") {
-  for (const Case& cs : decoder_cases()) {
+  for (const TorchCase& cs : decoder_cases()) {
     CAPTURE(cs.name);
     ag::ParameterSet params;
     PatchTransformer model(cs.config, params, 31);

@@ -24,7 +24,7 @@ namespace {
 using golden::fill;
 using golden::shape_of;
 
-ag::Tensor loss_against(const golden::Case& c, const ag::Tensor& out) {
+ag::Tensor layer_loss_against(const golden::Case& c, const ag::Tensor& out) {
   const auto dout = c.at("dout").as_float();
   REQUIRE(out.shape() == shape_of(c.at("dout")));
   return ag::sum_all(ag::mul(out, ag::from_data(out.shape(), dout.data())));
@@ -54,7 +54,7 @@ TEST_CASE("Linear matches torch.nn.Linear (with and without bias)") {
     ag::Tensor x = ps.create("x", shape_of(c.at("x")));
     fill(x, c.at("x"));
     const ag::Tensor out = lin.forward(x);
-    g.backward(loss_against(c, out));
+    g.backward(layer_loss_against(c, out));
     check(c, "out", out.data());
     check(c, "dx", x.grad());
     check(c, "dweight", lin.weight.grad());
@@ -78,7 +78,7 @@ TEST_CASE("LayerNorm matches torch.nn.LayerNorm") {
   ag::Tensor x = ps.create("x", shape_of(c.at("x")));
   fill(x, c.at("x"));
   const ag::Tensor out = ln.forward(x);
-  g.backward(loss_against(c, out));
+  g.backward(layer_loss_against(c, out));
   check(c, "out", out.data());
   check(c, "dx", x.grad());
   check(c, "dweight", ln.weight.grad());

@@ -9,6 +9,10 @@
 #include "attnfc/train/auto_sizes.hpp"
 #include "attnfc/train/run_config.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 using namespace attnfc;
 using nlohmann::json;
 
@@ -35,8 +39,8 @@ data::TimeSeries make_series(const std::vector<size_t>& lengths, const char* fre
 }
 
 // default.json's sizes, with `model` edits, for the file `path`.
-train::RunConfig config_for(const std::string& path, const json& model = json::object(),
-                            const json& split = "auto") {
+train::RunConfig sized_config(const std::string& path, const json& model = json::object(),
+                              const json& split = "auto") {
   json m = {{"context_length", "auto"},
             {"horizon", "auto"},
             {"patch_len", "auto"},
@@ -46,7 +50,7 @@ train::RunConfig config_for(const std::string& path, const json& model = json::o
       json{{"data", {{"path", path}, {"split", split}}}, {"model", m}, {"train", json::object()}});
 }
 
-std::string error_of(train::RunConfig c, const data::TimeSeries& s) {
+std::string sizes_error_of(train::RunConfig c, const data::TimeSeries& s) {
   try {
     train::resolve_sizes(c, s);
   } catch (const InputError& e) {
@@ -55,14 +59,10 @@ std::string error_of(train::RunConfig c, const data::TimeSeries& s) {
   return "";
 }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("auto sizes: a 60-row monthly file gets sizes its 70/10/20 split can hold") {
-  train::RunConfig c = config_for("sales.csv");
+  train::RunConfig c = sized_config("sales.csv");
   CHECK(c.auto_sizes.context);
   CHECK(c.auto_sizes.lookback);
   train::resolve_sizes(c, make_series({60}, "1mo"));
@@ -78,32 +78,32 @@ TEST_CASE("auto sizes: a 60-row monthly file gets sizes its 70/10/20 split can h
 }
 
 TEST_CASE("auto sizes: ETTh1 keeps its protocol, other hourly data M4's horizon") {
-  train::RunConfig ett = config_for("datasets/ETTh1.csv");
+  train::RunConfig ett = sized_config("datasets/ETTh1.csv");
   train::resolve_sizes(ett, make_series({17420}, "1h"));
   CHECK(ett.model.horizon == 96);
   CHECK(ett.model.context_length == 336);
   CHECK(ett.model.patch_len == 16);
   CHECK(ett.model.linear_lookback == 336);
 
-  train::RunConfig other = config_for("load.csv");
+  train::RunConfig other = sized_config("load.csv");
   train::resolve_sizes(other, make_series({2000}, "1h"));
   CHECK(other.model.horizon == 48);
   CHECK(other.model.context_length == 192);  // 4 horizons
   CHECK(other.model.patch_len == 16);
 
-  train::RunConfig weekly = config_for("flu.csv");
+  train::RunConfig weekly = sized_config("flu.csv");
   train::resolve_sizes(weekly, make_series({900}, "1w"));
   CHECK(weekly.model.horizon == 13);
   CHECK(weekly.model.context_length == 104);  // 2 seasons of 52 weeks, patches of 13
 }
 
 TEST_CASE("auto sizes: mixed channels have no shortcut; a given context keeps its number") {
-  train::RunConfig mixed = config_for("sales.csv", {{"channel_mode", "mixed"}});
+  train::RunConfig mixed = sized_config("sales.csv", {{"channel_mode", "mixed"}});
   train::resolve_sizes(mixed, make_series({144}, "1mo"));
   CHECK(mixed.model.linear_lookback == 0);
   CHECK(mixed.model.context_length == 40);  // (100 - 16) / 2 = 42, in patches of 5
 
-  train::RunConfig given = config_for("sales.csv", {{"context_length", 40}});
+  train::RunConfig given = sized_config("sales.csv", {{"context_length", 40}});
   CHECK(!given.auto_sizes.context);
   train::resolve_sizes(given, make_series({144}, "1mo"));
   CHECK(given.model.context_length == 40);
@@ -112,7 +112,7 @@ TEST_CASE("auto sizes: mixed channels have no shortcut; a given context keeps it
 }
 
 TEST_CASE("auto sizes: a panel is fitted to its median series") {
-  train::RunConfig c = config_for("panel.csv");
+  train::RunConfig c = sized_config("panel.csv");
   train::resolve_sizes(c, make_series({60, 400, 400}, "1d"));
   CHECK(c.model.horizon == 14);
   CHECK(c.model.context_length == 56);
@@ -120,19 +120,19 @@ TEST_CASE("auto sizes: a panel is fitted to its median series") {
 
 TEST_CASE("given sizes that cannot fit name the key and a value that works") {
   const data::TimeSeries s = make_series({60}, "1mo");
-  std::string e = error_of(config_for("sales.csv", {{"horizon", 12}}), s);
-  CHECK(has(e, "model.horizon: found 12"));
-  CHECK(has(e, "expected at most 6"));
-  e = error_of(config_for("sales.csv", {{"horizon", 6}, {"context_length", 48}}), s);
-  CHECK(has(e, "model.context_length: found 48"));
-  CHECK(has(e, "a context of at most 36"));
-  e = error_of(config_for("sales.csv", json::object(), "etth"), s);
-  CHECK(has(e, "data.split"));
-  CHECK(has(e, "\"auto\""));
-  e = error_of(config_for("sales.csv", {{"patch_len", 32}}), s);
-  CHECK(has(e, "model.patch_len: found 32"));
-  CHECK(has(e, "expected at most 18"));
-  CHECK(has(error_of(config_for("tiny.csv"), make_series({3}, "1mo")), "too short"));
+  std::string e = sizes_error_of(sized_config("sales.csv", {{"horizon", 12}}), s);
+  CHECK(contains(e, "model.horizon: found 12"));
+  CHECK(contains(e, "expected at most 6"));
+  e = sizes_error_of(sized_config("sales.csv", {{"horizon", 6}, {"context_length", 48}}), s);
+  CHECK(contains(e, "model.context_length: found 48"));
+  CHECK(contains(e, "a context of at most 36"));
+  e = sizes_error_of(sized_config("sales.csv", json::object(), "etth"), s);
+  CHECK(contains(e, "data.split"));
+  CHECK(contains(e, "\"auto\""));
+  e = sizes_error_of(sized_config("sales.csv", {{"patch_len", 32}}), s);
+  CHECK(contains(e, "model.patch_len: found 32"));
+  CHECK(contains(e, "expected at most 18"));
+  CHECK(contains(sizes_error_of(sized_config("tiny.csv"), make_series({3}, "1mo")), "too short"));
 }
 
 TEST_CASE("take_auto_sizes: only the word auto, and only for the four sizes") {
@@ -142,6 +142,6 @@ TEST_CASE("take_auto_sizes: only the word auto, and only for the four sizes") {
   CHECK(!a.horizon);
   CHECK(m["context_length"] == 1);  // a placeholder until resolve_sizes
   CHECK(m["d_model"] == "auto");    // left for the model parser to refuse
-  CHECK_THROWS_AS(config_for("x.csv", {{"d_model", "auto"}}), InputError);
-  CHECK_THROWS_AS(config_for("x.csv", {{"horizon", "lots"}}), InputError);
+  CHECK_THROWS_AS(sized_config("x.csv", {{"d_model", "auto"}}), InputError);
+  CHECK_THROWS_AS(sized_config("x.csv", {{"horizon", "lots"}}), InputError);
 }

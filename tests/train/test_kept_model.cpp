@@ -11,6 +11,10 @@
 #include "attnfc/train/trainer.hpp"
 #include "train_test_util.hpp"
 
+#include "../support/text.hpp"
+
+using attnfc_test::contains;
+
 namespace fs = std::filesystem;
 using namespace attnfc;
 using namespace attnfc::train;
@@ -22,10 +26,6 @@ using train_test::temp_dir;
 using train_test::write_csv;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The parts of metrics.json this file checks, for a run kept at its linear start.
 void check_kept_linear_start(const std::string& run_dir) {

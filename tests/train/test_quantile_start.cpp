@@ -24,9 +24,9 @@ using namespace attnfc::train;
 
 namespace {
 
-const std::vector<float> kLevels{0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
+const std::vector<float> kStartLevels{0.025f, 0.1f, 0.5f, 0.9f, 0.975f};
 
-model::ModelConfig small_config() {
+model::ModelConfig start_config() {
   model::ModelConfig c;
   c.context_length = 16;
   c.patch_len = 4;
@@ -36,11 +36,11 @@ model::ModelConfig small_config() {
   c.n_layers = 1;
   c.ff_mult = 2;
   c.dropout = 0.0f;
-  c.quantiles = kLevels;
+  c.quantiles = kStartLevels;
   return c;
 }
 
-data::TimeSeries gaussian_series(size_t rows) {
+data::TimeSeries start_series(size_t rows) {
   return attnfc_test::hourly_series(
       rows, [](size_t t) { return 5.0f + 2.0f * kernels::random_normal(97, t); });
 }
@@ -80,7 +80,7 @@ TEST_CASE("quantile start: the empirical quantile and the level gaps, by hand") 
   CHECK(empirical_quantile(sorted, 0.975) == doctest::Approx(3.9));
   CHECK(std::isnan(empirical_quantile({}, 0.5)));
   // Qe(0.025, 0.1, 0.5, 0.9, 0.975) = 0.1, 0.4, 2, 3.6, 3.9.
-  const std::vector<double> g = level_gaps(sorted, kLevels, 2);
+  const std::vector<double> g = level_gaps(sorted, kStartLevels, 2);
   REQUIRE(g.size() == 5);
   CHECK(g[0] == doctest::Approx(0.3));
   CHECK(g[1] == doctest::Approx(1.6));
@@ -88,14 +88,14 @@ TEST_CASE("quantile start: the empirical quantile and the level gaps, by hand") 
   CHECK(g[3] == doctest::Approx(1.6));
   CHECK(g[4] == doctest::Approx(0.3));
   // Ties cannot be represented by levels that never cross: the smallest gap instead.
-  for (double x : level_gaps({1, 1, 1, 1}, kLevels, 2))
+  for (double x : level_gaps({1, 1, 1, 1}, kStartLevels, 2))
     if (x != 0.0) CHECK(x == kMinLevelGap);
   // No errors at all (a past covariate): the zero head's gaps.
-  CHECK(level_gaps({}, kLevels, 2) == std::vector<double>{0.5, 0.5, 0.0, 0.5, 0.5});
+  CHECK(level_gaps({}, kStartLevels, 2) == std::vector<double>{0.5, 0.5, 0.0, 0.5, 0.5});
 }
 
 TEST_CASE("quantile start: the head bias spaces the levels by the gaps, the median stays") {
-  const model::ModelConfig c = small_config();
+  const model::ModelConfig c = start_config();
   ag::ParameterSet params;
   model::PatchTransformer net(c, params, 3);
   std::vector<float> ctx(16);
@@ -128,7 +128,7 @@ TEST_CASE("quantile start: the head bias spaces the levels by the gaps, the medi
 }
 
 TEST_CASE("quantile start: the median's errors are in sigma units and NaN where not counted") {
-  const model::ModelConfig c = small_config();
+  const model::ModelConfig c = start_config();
   ag::ParameterSet params;
   model::PatchTransformer net(c, params, 3);
   SampleBuffers s(2, 16, 3, 1);
@@ -153,8 +153,8 @@ TEST_CASE("quantile start: the median's errors are in sigma units and NaN where 
 }
 
 TEST_CASE("quantile start: coverage within 2 points of nominal on unseen Gaussian windows") {
-  const data::TimeSeries s = gaussian_series(24000);
-  const model::ModelConfig c = small_config();
+  const data::TimeSeries s = start_series(24000);
+  const model::ModelConfig c = start_config();
   ag::ParameterSet params;
   model::PatchTransformer net(c, params, 5);
   const std::vector<double> zero = coverage(net, s, 12000, 24000);

@@ -14,6 +14,8 @@
 
 #include "attnfc/base/safetensors.hpp"
 
+#include "../support/text.hpp"
+
 namespace train_test {
 
 namespace fs = std::filesystem;
@@ -54,12 +56,7 @@ inline nlohmann::json config_for(const std::string& csv) {
   return j;
 }
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using attnfc_test::slurp;
 
 // Loss columns of train_log.csv (epoch, steps, train_loss, val_loss, lr), without timings.
 inline std::string log_losses(const std::string& dir) {

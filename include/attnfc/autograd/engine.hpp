@@ -99,5 +99,8 @@ Tensor make_output(const Shape& s, const char* op, BackwardFn backward,
 
 // Throws std::invalid_argument with "<op>: <what>" (shape errors are programming errors).
 [[noreturn]] void op_error(const char* op, const std::string& what);
+// Dimension d of an ndim-d tensor, counting from the back when negative (-1 = last);
+// op_error when out of range.
+int normalize_dim(int d, int ndim, const char* op);
 
 }  // namespace attnfc::ag

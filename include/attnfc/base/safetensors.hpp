@@ -40,6 +40,9 @@ std::string serialize(const File& file);
 // are supported; another dtype is an InputError naming the tensor and its dtype.
 File parse(std::string_view bytes, const std::string& source);
 
+// A shape for messages: "[3, 4]"; past 8 dimensions "[..., ... (N dimensions)]".
+std::string shape_str(const std::vector<int64_t>& shape);
+
 // write_file_atomic(serialize(file)).
 void write(const std::string& path, const File& file);
 // The largest file read() accepts by default (a limit against runaway pipes, not models).
