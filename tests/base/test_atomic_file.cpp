@@ -5,10 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "attnfc/base/atomic_file.hpp"
 #include "attnfc/base/error.hpp"
+
+#include "../support/text.hpp"
+
+using attnfc_test::slurp;
 
 namespace fs = std::filesystem;
 
@@ -19,10 +22,7 @@ TEST_CASE("write_file_atomic writes the whole file and leaves no temporary behin
   const std::string path = (dir / "out.txt").string();
   attnfc::write_file_atomic(path, "first");
   attnfc::write_file_atomic(path, "second version");
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == "second version");
+  CHECK(slurp(path) == "second version");
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
   CHECK(files == 1);
@@ -47,12 +47,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::create_directories(dir);
   return dir;
 }
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 }  // namespace
 
 TEST_CASE("write_file_atomic: a planted symlink at the old temporary name is never followed") {
@@ -63,8 +57,8 @@ TEST_CASE("write_file_atomic: a planted symlink at the old temporary name is nev
   const fs::path out = dir / "out.csv";
   fs::create_symlink(victim, dir / ("out.csv.tmp." + std::to_string(::getpid())));
   attnfc::write_file_atomic(out.string(), "forecast");
-  CHECK(read_all(victim) == "precious");
-  CHECK(read_all(out) == "forecast");
+  CHECK(slurp(victim.string()) == "precious");
+  CHECK(slurp(out.string()) == "forecast");
   fs::remove_all(dir);
 }
 
@@ -92,7 +86,7 @@ TEST_CASE("write_file_atomic: a symlinked output is written through to its targe
   fs::create_symlink("real/model.safetensors", dir / "link.safetensors");
   attnfc::write_file_atomic((dir / "link.safetensors").string(), "v2");
   CHECK(fs::is_symlink(dir / "link.safetensors"));
-  CHECK(read_all(dir / "real" / "model.safetensors") == "v2");
+  CHECK(slurp((dir / "real" / "model.safetensors").string()) == "v2");
   // The temporary lived in the target's folder and is gone.
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir / "real")) files += e.is_regular_file();
